@@ -1,0 +1,1 @@
+"""Maskscope's engine: schema -> grammar -> mask backend -> step records. Never imports Qt."""

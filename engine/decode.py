@@ -1,0 +1,294 @@
+"""The decode loop: a generator of StepRecords that returns a RunResult.
+
+Per step: read the logits, form P = softmax(logits / T) over the full
+vocabulary, find the valid set with the mask backend, renormalise over it
+(P / sum P(valid)), sample, record, then run the next forward pass. With
+llguidance, the next mask is computed while that forward pass runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator
+
+import numpy as np
+
+from engine.distribution import Distribution, MaskedView
+from engine.errors import MaskscopeError
+from engine.grammar import CompiledSchema
+from engine.masking import MaskBackend, make_backend
+from engine.model import Model
+from engine.records import Candidate, Disagreement, FinishReason, RunResult, StepRecord
+from engine.settings import BACKENDS, GenerationSettings
+from engine.validate import parse_output, validation_issues
+
+# llama.cpp's grammar check costs ~0.13 us a token, so the head-first check stops
+# once the unchecked tail holds under this much probability mass.
+HEAD_TAIL_EPS = 1e-6
+_DISAGREEMENT_SHOWN = 8
+
+
+def build_prompt(model: Model, prompt: str, settings: GenerationSettings) -> str:
+    return model.apply_chat_template(prompt) if settings.chat_template else prompt
+
+
+class _Stepper:
+    """Holds the per-run state the generator needs between steps."""
+
+    def __init__(
+        self,
+        model: Model,
+        primary: MaskBackend,
+        secondary: MaskBackend | None,
+        settings: GenerationSettings,
+    ) -> None:
+        self.model = model
+        self.primary = primary
+        self.secondary = secondary
+        self.settings = settings
+        self.dist = Distribution(model.n_vocab)
+        self.eog = model.eog_ids
+
+    def masked(self) -> tuple[MaskedView, float]:
+        start = time.perf_counter()
+        backend = self.primary
+        if backend.cheap_full_mask or self.settings.exact_mask:
+            view = self.dist.mask_full(backend.full_mask())
+        else:
+            view = self.dist.mask_head(backend.check, HEAD_TAIL_EPS)
+            if len(view.valid_sorted) == 0 or self._only_eog(view.valid_sorted):
+                # Nothing (or only an end token) in the head is valid: the answer may be in
+                # the tail, so check the whole vocabulary before deciding.
+                view = self.dist.mask_full(backend.full_mask())
+        return view, (time.perf_counter() - start) * 1000.0
+
+    def _only_eog(self, ids: np.ndarray) -> bool:
+        return bool(np.isin(ids, self.eog).all())
+
+    def grammar_complete(self, view: MaskedView) -> bool:
+        """True when the grammar admits nothing but an end token."""
+        if view.full_mask is None:
+            return False
+        return view.n_valid == int(view.full_mask[self.eog].sum())
+
+    def candidates(self, ids: np.ndarray, view: MaskedView) -> tuple[Candidate, ...]:
+        p = self.dist.p
+        # Without a full mask, the ids come from the checked head, so membership in the
+        # valid part of the head decides.
+        ok_all = (
+            view.full_mask[ids] if view.full_mask is not None else np.isin(ids, view.valid_sorted)
+        )
+        mass = view.valid_mass if view.valid_mass > 0 else 1.0
+        out = []
+        for tid, ok in zip(ids.tolist(), ok_all.tolist(), strict=True):
+            pr = float(p[tid])
+            out.append(Candidate(tid, self.model.readable(tid), pr, pr / mass if ok else 0.0, ok))
+        return tuple(out)
+
+    def disagreement(self, view: MaskedView) -> Disagreement | None:
+        assert self.secondary is not None
+        mine = view.full_mask if view.full_mask is not None else self.primary.full_mask()
+        theirs = self.secondary.full_mask()
+        only_mine = np.flatnonzero(mine & ~theirs)
+        only_theirs = np.flatnonzero(theirs & ~mine)
+        if len(only_mine) == 0 and len(only_theirs) == 0:
+            return None
+        return Disagreement(
+            primary=self.primary.name,
+            secondary=self.secondary.name,
+            only_primary=self._ranked(only_mine, mine),
+            only_secondary=self._ranked(only_theirs, theirs),
+            n_only_primary=len(only_mine),
+            n_only_secondary=len(only_theirs),
+        )
+
+    def _ranked(self, ids: np.ndarray, allowed_by: np.ndarray) -> tuple[Candidate, ...]:
+        p = self.dist.p
+        top = ids[np.argsort(-p[ids], kind="stable")[:_DISAGREEMENT_SHOWN]]
+        return tuple(
+            Candidate(int(t), self.model.readable(int(t)), float(p[t]), 0.0, bool(allowed_by[t]))
+            for t in top
+        )
+
+
+def generate(
+    model: Model,
+    compiled: CompiledSchema,
+    prompt: str,
+    settings: GenerationSettings,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> Generator[StepRecord, None, RunResult]:
+    """Yield one StepRecord per token; return the RunResult.
+
+    Bad input (grammar, backend, prompt too long) raises MaskscopeError before the
+    first step. should_stop() is polled between steps.
+    """
+    t_start = time.perf_counter()
+    primary = make_backend(settings.backend, model, compiled)
+    secondary = None
+    if settings.cross_check:
+        other = next(b for b in BACKENDS if b != settings.backend)
+        secondary = make_backend(other, model, compiled)
+    setup_ms = (time.perf_counter() - t_start) * 1000.0
+    text = build_prompt(model, prompt, settings)
+    tokens = model.tokenize(text, add_special=True)
+    model.reset()
+    primary.prepare()
+    t0 = time.perf_counter()
+    model.eval_prompt(tokens)
+    prompt_ms = (time.perf_counter() - t0) * 1000.0
+
+    stepper = _Stepper(model, primary, secondary, settings)
+    rng = np.random.default_rng(settings.seed)
+    out = bytearray()
+    n_chars = 0
+    forward_ms = prompt_ms
+    total_forward = total_mask = 0.0
+    finish = FinishReason.MAX_TOKENS
+    message = ""
+    n_tokens = 0
+    try:
+        for step in range(settings.max_tokens):
+            if should_stop():
+                finish = FinishReason.CANCELLED
+                break
+            stepper.dist.update(model.logits(), settings.temperature)
+            view, mask_ms = stepper.masked()
+            if view.n_valid == 0:
+                finish, message = FinishReason.ERROR, "the grammar allows no token at all here"
+                break
+            if stepper.grammar_complete(view):
+                finish = FinishReason.GRAMMAR_COMPLETE
+                break
+            u = float(rng.random()) if settings.temperature > 0 else None
+            token = stepper.dist.sample(view, u)
+            disagreement = None
+            if secondary is not None:
+                disagreement = stepper.disagreement(view)
+            piece = model.piece(token)
+            is_end = model.is_eog(token)
+            if not is_end:
+                out += piece
+                n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
+            k = settings.top_k
+            record = StepRecord(
+                step=step,
+                token_id=token,
+                token_text=model.readable(token),
+                token_piece="" if is_end else piece.decode("utf-8", errors="replace"),
+                top_raw=stepper.candidates(stepper.dist.top_raw(k), view),
+                top_masked=stepper.candidates(view.valid_sorted[:k], view),
+                valid_mass=view.valid_mass,
+                valid_mass_bound=view.mass_bound,
+                n_valid=view.n_valid,
+                n_valid_exact=view.n_valid_exact,
+                entropy=stepper.dist.entropy,
+                forward_ms=forward_ms,
+                mask_ms=mask_ms,
+                output_chars=n_chars,
+                disagreement=disagreement,
+            )
+            n_tokens += 1
+            total_mask += mask_ms
+            if is_end:
+                yield record
+                finish = FinishReason.END_OF_GENERATION
+                break
+            primary.accept(token)
+            if secondary is not None:
+                if secondary.check(np.array([token], dtype=np.int32))[0]:
+                    secondary.accept(token)
+                else:
+                    message = (
+                        f"cross-check stopped at step {step}: {secondary.name} "
+                        f"forbids the chosen token {model.readable(token)}"
+                    )
+                    secondary.close()
+                    secondary = stepper.secondary = None
+            yield record
+            primary.prepare()
+            if secondary is not None:
+                secondary.prepare()
+            t0 = time.perf_counter()
+            model.eval_token(token)
+            forward_ms = (time.perf_counter() - t0) * 1000.0
+            total_forward += forward_ms
+    except MaskscopeError as exc:
+        finish, message = FinishReason.ERROR, str(exc)
+    finally:
+        primary.close()
+        if secondary is not None:
+            secondary.close()
+
+    return finish_run(
+        out.decode("utf-8", errors="replace"),
+        compiled,
+        finish,
+        n_tokens,
+        message,
+        total_ms=(time.perf_counter() - t_start) * 1000.0,
+        setup_ms=setup_ms,
+        prompt_ms=prompt_ms,
+        forward_ms=total_forward,
+        mask_ms=total_mask,
+        settings=settings,
+    )
+
+
+def finish_run(
+    text: str,
+    compiled: CompiledSchema,
+    finish: FinishReason,
+    n_tokens: int,
+    message: str,
+    *,
+    total_ms: float,
+    setup_ms: float,
+    prompt_ms: float,
+    forward_ms: float,
+    mask_ms: float,
+    settings: GenerationSettings,
+) -> RunResult:
+    """Parse and validate the output; a truncated output is never reported as valid."""
+    parsed, parse_error = parse_output(text)
+    errors = validation_issues(parsed, compiled.schema) if parse_error is None else ()
+    if finish is FinishReason.MAX_TOKENS:
+        message = message or (
+            f"the output was cut off at max_tokens={settings.max_tokens}: "
+            "it is incomplete, so it counts as invalid"
+        )
+    elif finish is FinishReason.CANCELLED:
+        message = message or f"stopped by the user after {n_tokens} tokens"
+    return RunResult(
+        text=text,
+        finish_reason=finish,
+        n_tokens=n_tokens,
+        parsed=parsed,
+        parse_error=parse_error,
+        errors=errors,
+        total_ms=total_ms,
+        setup_ms=setup_ms,
+        prompt_ms=prompt_ms,
+        forward_ms=forward_ms,
+        mask_ms=mask_ms,
+        message=message,
+        settings=settings.to_json(),
+    )
+
+
+def run_to_end(
+    model: Model,
+    compiled: CompiledSchema,
+    prompt: str,
+    settings: GenerationSettings,
+    on_step: Callable[[StepRecord], None] | None = None,
+) -> RunResult:
+    """Drive generate() to completion; the headless convenience the CLI and tests use."""
+    gen = generate(model, compiled, prompt, settings)
+    while True:
+        try:
+            record = next(gen)
+        except StopIteration as stop:
+            return stop.value
+        if on_step is not None:
+            on_step(record)

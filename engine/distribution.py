@@ -1,0 +1,142 @@
+"""One step's numbers: the raw distribution, its probable head, masking and sampling.
+
+Everything is vectorised over the vocabulary and reuses its buffers between
+steps. Nothing sorts the whole vocabulary: the head (the most probable tokens
+holding all but a tiny tail of the mass) is found by thresholds, then sorted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(slots=True)
+class MaskedView:
+    """The valid set as far as it was checked, with exact bounds."""
+
+    valid_sorted: np.ndarray  # valid token ids, most probable first (checked ones only)
+    p_valid_sorted: np.ndarray  # their raw probabilities (float64)
+    valid_mass: float  # exact, or a lower bound short by at most `mass_bound`
+    mass_bound: float
+    n_valid: int  # exact when n_valid_exact, else a lower bound
+    n_valid_exact: bool
+    full_mask: np.ndarray | None  # the whole mask, when it was computed
+
+
+class Distribution:
+    """softmax(logits / T) over the full vocabulary, in reused buffers."""
+
+    def __init__(self, n_vocab: int) -> None:
+        self.n = n_vocab
+        self.p = np.empty(n_vocab, dtype=np.float32)
+        self._scaled = np.empty(n_vocab, dtype=np.float32)
+        self.total = 1.0
+        self.entropy = 0.0
+        self._head: np.ndarray | None = None
+        self._head_eps = 1.0
+        self._tail_mass = 0.0
+
+    def update(self, logits: np.ndarray, temperature: float) -> None:
+        """Greedy runs (T = 0) show the distribution at T = 1."""
+        inv_t = 1.0 / temperature if temperature > 0 else 1.0
+        scaled = self._scaled
+        np.multiply(logits, np.float32(inv_t), out=scaled)
+        scaled -= scaled.max()
+        np.exp(scaled, out=self.p)
+        z = float(self.p.sum(dtype=np.float64))
+        self.p *= np.float32(1.0 / z)
+        # H = log Z - sum p * (l/T - max), since log p = (l/T - max) - log Z.
+        self.entropy = float(np.log(z) - np.dot(self.p, scaled))
+        self.total = float(self.p.sum(dtype=np.float64))
+        self._head = None
+        self._head_eps = 1.0
+
+    def head(self, tail_eps: float, min_count: int) -> tuple[np.ndarray, float]:
+        """Token ids by descending P whose complement holds at most `tail_eps` of the mass.
+
+        Returns the ids and the exact mass left outside them.
+        """
+        if self._head is not None and self._head_eps <= tail_eps and len(self._head) >= min_count:
+            return self._head, self._tail_mass
+        p = self.p
+        thr = float(p.max()) * 1e-3
+        while True:
+            idx = np.flatnonzero(p >= thr)
+            tail = self.total - float(p[idx].sum(dtype=np.float64))
+            if (tail <= tail_eps and len(idx) >= min_count) or len(idx) == self.n:
+                break
+            thr *= 1e-2 if thr > 1e-30 else 0.0
+        order = idx[np.argsort(-p[idx], kind="stable")]
+        self._head, self._tail_mass, self._head_eps = order, max(tail, 0.0), tail_eps
+        return order, self._tail_mass
+
+    def top_raw(self, k: int) -> np.ndarray:
+        order, _ = self.head(1e-3, k)
+        return order[:k]
+
+    # -- masking --------------------------------------------------------------------
+
+    def mask_full(self, mask: np.ndarray) -> MaskedView:
+        """Exact view from a full-vocabulary bool mask."""
+        p = self.p
+        n_valid = int(np.count_nonzero(mask))
+        if n_valid <= self.n // 2:
+            ids = np.flatnonzero(mask)
+            valid_mass = float(p[ids].sum(dtype=np.float64))
+            if n_valid <= 65536:
+                order = ids[np.argsort(-p[ids], kind="stable")]
+                return MaskedView(
+                    order, p[order].astype(np.float64), valid_mass, 0.0, n_valid, True, mask
+                )
+        else:
+            invalid = np.flatnonzero(~mask)
+            valid_mass = self.total - float(p[invalid].sum(dtype=np.float64))
+        # A large valid set: its most probable members are in the head of P.
+        order, _ = self.head(1e-4, 64)
+        head_valid = order[mask[order]]
+        if len(head_valid) < min(64, n_valid):
+            # Nearly all the valid mass sits outside the head: rank the valid set itself.
+            ids = np.flatnonzero(mask)
+            top = ids[np.argpartition(-p[ids], 63)[:64]] if len(ids) > 64 else ids
+            head_valid = top[np.argsort(-p[top], kind="stable")]
+        return MaskedView(
+            head_valid,
+            p[head_valid].astype(np.float64),
+            max(valid_mass, 0.0),
+            0.0,
+            n_valid,
+            True,
+            mask,
+        )
+
+    def mask_head(self, check, tail_eps: float) -> MaskedView:
+        """View from checking only the head: valid mass exact to within `tail_eps`."""
+        order, tail = self.head(tail_eps, 16)
+        ok = check(order)
+        valid = order[ok]
+        pv = self.p[valid].astype(np.float64)
+        return MaskedView(valid, pv, float(pv.sum()), tail, len(valid), tail == 0.0, None)
+
+    # -- sampling -------------------------------------------------------------------
+
+    def sample(self, view: MaskedView, u: float | None) -> int:
+        """Exact inverse-CDF draw from P restricted to the valid set; None means greedy.
+
+        The valid head is walked first; the rest of the valid set (held in the full
+        mask) is only summed when the draw lands beyond the head, which is rare.
+        """
+        if u is None or len(view.valid_sorted) == 1:
+            return int(view.valid_sorted[0])
+        target = u * view.valid_mass
+        cum = np.cumsum(view.p_valid_sorted)
+        if target < cum[-1] or view.full_mask is None:
+            i = int(np.searchsorted(cum, min(target, cum[-1] * (1 - 1e-12)), side="right"))
+            return int(view.valid_sorted[min(i, len(cum) - 1)])
+        rest = view.full_mask.copy()
+        rest[view.valid_sorted] = False
+        ids = np.flatnonzero(rest)
+        cum_rest = np.cumsum(self.p[ids].astype(np.float64))
+        i = int(np.searchsorted(cum_rest, target - cum[-1], side="right"))
+        return int(ids[min(i, len(ids) - 1)])

@@ -1,0 +1,71 @@
+"""Schema -> GBNF with llama.cpp's converter, checked by llama.cpp's own grammar parser."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import llama_cpp
+from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+from engine import native_log
+from engine.errors import GrammarError
+from engine.schema import parse_schema
+
+ROOT = "root"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSchema:
+    """A schema that parsed, passed its meta-schema and became a grammar llama.cpp accepts."""
+
+    schema: Any
+    gbnf: str
+    text: str
+
+
+def schema_to_gbnf(schema: Any) -> str:
+    """llama.cpp's JSON-Schema converter, with its crashes turned into GrammarError."""
+    # `true` and `{}` mean "any JSON value"; the converter would narrow them to objects.
+    if schema is True:
+        schema = {}
+    try:
+        return json_schema_to_gbnf(json.dumps(schema))
+    except RecursionError:
+        raise GrammarError(
+            "the schema is too deeply nested or self-referencing to convert"
+        ) from None
+    except Exception as exc:  # the converter fails with asserts and KeyErrors on what it lacks
+        reason = str(exc) or type(exc).__name__
+        raise GrammarError(f"llama.cpp's JSON-Schema converter failed: {reason}") from None
+
+
+def check_gbnf(gbnf: str) -> None:
+    """Parse the grammar with llama.cpp and raise GrammarError with its own message.
+
+    llama.cpp prints the reason to stderr and returns NULL; the capture turns
+    that into an exception the UI and CLI can show.
+    """
+    with native_log.capture() as captured:
+        # No vocab is needed to parse a grammar without token literals.
+        sampler = llama_cpp.llama_sampler_init_grammar(None, gbnf.encode(), ROOT.encode())
+    if not sampler:
+        detail = captured.errors or "llama.cpp rejected the grammar without saying why"
+        raise GrammarError(f"llama.cpp rejected the grammar: {_headline(detail)}", detail)
+    llama_cpp.llama_sampler_free(sampler)
+
+
+def compile_schema(text: str) -> CompiledSchema:
+    """Parse, meta-validate and convert schema text; every failure is a MaskscopeError."""
+    schema = parse_schema(text)
+    gbnf = schema_to_gbnf(schema)
+    check_gbnf(gbnf)
+    return CompiledSchema(schema=schema, gbnf=gbnf, text=text)
+
+
+def _headline(detail: str) -> str:
+    for line in detail.splitlines():
+        if "error" in line.lower():
+            return line.split("error parsing grammar:")[-1].strip()
+    return detail.splitlines()[0].strip()

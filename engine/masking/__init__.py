@@ -1,0 +1,5 @@
+"""Mask backends: which tokens the grammar allows next, over the full vocabulary."""
+
+from engine.masking.base import MaskBackend, make_backend
+
+__all__ = ["MaskBackend", "make_backend"]

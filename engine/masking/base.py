@@ -1,0 +1,56 @@
+"""The seam every mask backend fits behind."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from engine.errors import GrammarError
+from engine.settings import BACKENDS
+
+if TYPE_CHECKING:
+    from engine.grammar import CompiledSchema
+    from engine.model import Model
+
+
+class MaskBackend(Protocol):
+    """A compiled grammar that tracks the output so far.
+
+    `full_mask` answers for every token; `check` only for the tokens given,
+    which lets a backend with a costly per-token check look at the probable
+    head of the distribution first.
+    """
+
+    name: str
+    cheap_full_mask: bool  # True when full_mask costs about as much as check
+
+    def prepare(self) -> None:
+        """Start computing the next full mask (it may run while the forward pass does)."""
+
+    def full_mask(self) -> np.ndarray:
+        """Bool array over the vocabulary: True where the token is allowed next."""
+
+    def check(self, token_ids: np.ndarray) -> np.ndarray:
+        """Bool array, one per id in token_ids: True where allowed next."""
+
+    def accept(self, token: int) -> None:
+        """Advance past a token that check/full_mask allowed."""
+
+    def reset(self) -> None:
+        """Back to the start of the grammar."""
+
+    def close(self) -> None:
+        """Free native resources."""
+
+
+def make_backend(name: str, model: Model, compiled: CompiledSchema) -> MaskBackend:
+    if name == "llamacpp":
+        from engine.masking.llamacpp import LlamaCppBackend
+
+        return LlamaCppBackend(model, compiled)
+    if name == "llguidance":
+        from engine.masking.llguidance import LlguidanceBackend
+
+        return LlguidanceBackend(model, compiled)
+    raise GrammarError(f"unknown mask backend {name!r}; choose one of {', '.join(BACKENDS)}")

@@ -1,0 +1,82 @@
+"""llama.cpp's own grammar sampler: the masks production llama.cpp would apply."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING
+
+import llama_cpp
+import numpy as np
+
+from engine import native_log
+from engine.errors import GrammarError
+from engine.grammar import ROOT
+
+if TYPE_CHECKING:
+    from engine.grammar import CompiledSchema
+    from engine.model import Model
+
+# Same layout as llama_token_data {int32 id; float logit; float p}, so NumPy can fill it.
+_TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
+
+
+class LlamaCppBackend:
+    name = "llamacpp"
+    cheap_full_mask = False  # about 35 ms over a 262k vocabulary on 2 cores
+
+    def __init__(self, model: Model, compiled: CompiledSchema) -> None:
+        self._model = model
+        with native_log.capture() as captured:
+            sampler = llama_cpp.llama_sampler_init_grammar(
+                model.vocab, compiled.gbnf.encode(), ROOT.encode()
+            )
+        if not sampler:
+            detail = captured.errors or "llama.cpp rejected the grammar without saying why"
+            raise GrammarError("llama.cpp rejected the grammar", detail)
+        self._sampler = sampler
+        n = model.n_vocab
+        self._buf = (llama_cpp.llama_token_data * n)()
+        self._view = np.frombuffer(self._buf, dtype=_TOKEN_DATA)
+        self._array = llama_cpp.llama_token_data_array(
+            data=ctypes.cast(self._buf, llama_cpp.llama_token_data_p),
+            size=n,
+            selected=-1,
+            sorted=False,
+        )
+        self._all_ids = np.arange(n, dtype=np.int32)
+
+    def prepare(self) -> None:
+        """Nothing to precompute: the head-first check needs this step's probabilities."""
+
+    def check(self, token_ids: np.ndarray) -> np.ndarray:
+        n = len(token_ids)
+        if n == 0:
+            return np.zeros(0, dtype=bool)
+        view = self._view[:n]
+        view["id"] = token_ids
+        view["logit"] = 0.0
+        self._array.size = n
+        self._array.selected = -1
+        self._array.sorted = False
+        # The sampler sets the logit of each rejected token to -inf.
+        llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(self._array))
+        return view["logit"] == 0.0
+
+    def full_mask(self) -> np.ndarray:
+        return self.check(self._all_ids)
+
+    def accept(self, token: int) -> None:
+        # llama.cpp aborts the process on a token its grammar rejects; callers only pass
+        # tokens that check() allowed.
+        llama_cpp.llama_sampler_accept(self._sampler, token)
+
+    def reset(self) -> None:
+        llama_cpp.llama_sampler_reset(self._sampler)
+
+    def close(self) -> None:
+        if self._sampler:
+            llama_cpp.llama_sampler_free(self._sampler)
+            self._sampler = None
+
+    def __del__(self) -> None:
+        self.close()

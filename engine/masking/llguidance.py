@@ -1,0 +1,132 @@
+"""llguidance: full-vocabulary masks in well under a millisecond, from the same GBNF."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+import llguidance
+import llguidance.llamacpp
+import numpy as np
+from llguidance.gbnf_to_lark import gbnf_to_lark as _llg_gbnf_to_lark
+from llguidance.numpy import allocate_token_bitmask, fill_next_token_bitmask
+
+from engine.errors import GrammarError
+from engine.gbnf_rewrite import fold_bounded_repeats
+
+if TYPE_CHECKING:
+    from engine.grammar import CompiledSchema
+    from engine.model import Model
+
+_tokenizers: weakref.WeakKeyDictionary[Model, llguidance.LLTokenizer] = weakref.WeakKeyDictionary()
+_tokenizer_lock = threading.Lock()
+
+# llama.cpp's converter spells bounded repetition (maxLength: 200) as nested optionals,
+# deep enough to overflow gbnf_to_lark's recursive parser at Python's default limits.
+_DEEP_STACK_BYTES = 512 * 1024 * 1024
+_DEEP_RECURSION = 200_000
+
+
+def tokenizer_for(model: Model) -> llguidance.LLTokenizer:
+    """llguidance's view of the model's vocabulary; built once per model (about 2 s)."""
+    with _tokenizer_lock:
+        tok = _tokenizers.get(model)
+        if tok is None:
+            tok = llguidance.llamacpp.lltokenizer_from_vocab(
+                model.vocab, eos_token=[int(t) for t in model.eog_ids]
+            )
+            _tokenizers[model] = tok
+        return tok
+
+
+def gbnf_to_lark(gbnf: str) -> str:
+    """llguidance's GBNF->Lark translation, run with a stack deep enough for long repeats."""
+    result: dict[str, object] = {}
+
+    def work() -> None:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, _DEEP_RECURSION))
+        try:
+            result["lark"] = _llg_gbnf_to_lark(gbnf)
+        except Exception as exc:  # the translator raises plain exceptions on what it lacks
+            result["error"] = exc
+        finally:
+            sys.setrecursionlimit(old)
+
+    old_size = threading.stack_size(_DEEP_STACK_BYTES)
+    try:
+        thread = threading.Thread(target=work, name="gbnf-to-lark")
+        thread.start()
+    finally:
+        threading.stack_size(old_size)
+    thread.join()
+    if "error" in result:
+        exc = result["error"]
+        raise GrammarError(f"llguidance cannot translate the grammar: {exc}") from None
+    return str(result["lark"])
+
+
+class LlguidanceBackend:
+    name = "llguidance"
+    cheap_full_mask = True
+
+    def __init__(self, model: Model, compiled: CompiledSchema) -> None:
+        self._n_vocab = model.n_vocab
+        tok = tokenizer_for(model)
+        grammar = llguidance.LLMatcher.grammar_from_lark(
+            gbnf_to_lark(fold_bounded_repeats(compiled.gbnf))
+        )
+        self._matcher = llguidance.LLMatcher(tok, grammar, log_level=0)
+        if self._matcher.is_error():
+            raise GrammarError("llguidance rejected the grammar", self._matcher.get_error())
+        self._bits = allocate_token_bitmask(1, tok.vocab_size)
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llg-mask")
+        self._pending: Future[None] | None = None
+
+    def _fill(self) -> None:
+        fill_next_token_bitmask(self._matcher, self._bits, 0)
+
+    def prepare(self) -> None:
+        # The mask depends only on the tokens so far, so it can be computed while the
+        # forward pass runs; both release the GIL.
+        if self._pending is None:
+            self._pending = self._pool.submit(self._fill)
+
+    def _wait(self) -> None:
+        if self._pending is None:
+            self._fill()
+        else:
+            self._pending.result()
+            self._pending = None
+        if self._matcher.is_error():
+            raise GrammarError("llguidance failed", self._matcher.get_error())
+
+    def full_mask(self) -> np.ndarray:
+        self._wait()
+        bits = np.unpackbits(self._bits[0].view(np.uint8), bitorder="little")
+        return bits[: self._n_vocab].view(bool)
+
+    def check(self, token_ids: np.ndarray) -> np.ndarray:
+        return self.full_mask()[token_ids]
+
+    def accept(self, token: int) -> None:
+        if self._pending is not None:
+            self._pending.result()
+            self._pending = None
+        if not self._matcher.consume_token(token):
+            raise GrammarError("llguidance refused a token", self._matcher.get_error())
+
+    def is_stopped(self) -> bool:
+        return self._matcher.is_stopped()
+
+    def reset(self) -> None:
+        if self._pending is not None:
+            self._pending.result()
+            self._pending = None
+        self._matcher.reset()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)

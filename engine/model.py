@@ -1,0 +1,255 @@
+"""Load a GGUF with llama.cpp and run forward passes, through its C API.
+
+The C API (not the high-level `Llama` class) keeps the hot path lean: the logits
+are read as a zero-copy NumPy view, and no per-step history arrays are kept.
+ctypes releases the GIL during each call, so another thread can compute a mask
+while a forward pass runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+
+from engine import native_log
+from engine.errors import ModelLoadError
+from engine.paths import default_model_path
+from engine.settings import ModelSettings
+from engine.tokens import readable_piece
+
+_GGUF_MAGIC = b"GGUF"
+_N_BATCH = 512
+_backend_ready = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    path: str
+    name: str
+    n_vocab: int
+    n_layer: int
+    n_layers_offloaded: int
+    gpu_offload_supported: bool
+    has_chat_template: bool
+    n_ctx: int
+    n_threads: int
+
+    @property
+    def offload_label(self) -> str:
+        if not self.gpu_offload_supported:
+            return "CPU only (this llama.cpp build has no GPU support)"
+        return f"GPU: {self.n_layers_offloaded}/{self.n_layer + 1} layers offloaded"
+
+
+def gpu_offload_supported() -> bool:
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+def check_gguf_file(path: Path) -> None:
+    """Fail early, naming the file, for what llama.cpp would report obscurely."""
+    if not path.exists():
+        raise ModelLoadError(f"model file not found: {path}")
+    if not path.is_file():
+        raise ModelLoadError(f"model path is not a file: {path}")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise ModelLoadError(f"cannot read model file {path}: {exc.strerror}") from None
+    if len(magic) < 4:
+        raise ModelLoadError(f"model file is empty or truncated: {path}")
+    if magic != _GGUF_MAGIC:
+        raise ModelLoadError(f"not a GGUF file (it starts with {magic!r}, not b'GGUF'): {path}")
+
+
+def _default_threads() -> int:
+    # One core is left free for mask computation and the GUI, which overlap the forward pass.
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+class Model:
+    """A loaded GGUF with one context, one sequence and a reusable token buffer."""
+
+    def __init__(self, settings: ModelSettings) -> None:
+        global _backend_ready
+        native_log.install()
+        if not _backend_ready:
+            llama_cpp.llama_backend_init()
+            _backend_ready = True
+        path = Path(settings.path).expanduser() if settings.path else default_model_path()
+        check_gguf_file(path)
+        self.settings = settings
+        self.path = path
+
+        mparams = llama_cpp.llama_model_default_params()
+        n_gpu = settings.n_gpu_layers
+        mparams.n_gpu_layers = 999 if n_gpu < 0 else n_gpu
+        with native_log.capture() as captured:
+            model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
+        if not model:
+            reason = _last_line(captured.errors) or "llama.cpp could not read it"
+            raise ModelLoadError(f"cannot load model {path}: {reason}")
+        self._model = model
+
+        n_threads = settings.n_threads or _default_threads()
+        cparams = llama_cpp.llama_context_default_params()
+        cparams.n_ctx = settings.n_ctx
+        cparams.n_batch = _N_BATCH
+        cparams.n_ubatch = _N_BATCH
+        cparams.n_threads = n_threads
+        cparams.n_threads_batch = max(n_threads, os.cpu_count() or 1)
+        cparams.no_perf = True
+        with native_log.capture() as captured:
+            ctx = llama_cpp.llama_init_from_model(model, cparams)
+        if not ctx:
+            llama_cpp.llama_model_free(model)
+            reason = _last_line(captured.errors) or "context creation failed"
+            raise ModelLoadError(f"cannot create a context for {path}: {reason}")
+        self._ctx = ctx
+        self._mem = llama_cpp.llama_get_memory(ctx)
+        self.vocab = llama_cpp.llama_model_get_vocab(model)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
+        self.n_ctx = int(llama_cpp.llama_n_ctx(ctx))
+        self._one = (llama_cpp.llama_token * 1)()
+        self._piece_buf = ctypes.create_string_buffer(256)
+        self.n_past = 0
+
+        n_layer = int(llama_cpp.llama_model_n_layer(model))
+        supported = gpu_offload_supported()
+        offloaded = 0
+        if supported:
+            offloaded = n_layer + 1 if n_gpu < 0 else min(n_gpu, n_layer + 1)
+        template = llama_cpp.llama_model_chat_template(model, None)
+        self.chat_template: bytes | None = template or None
+        self.info = ModelInfo(
+            path=str(path),
+            name=path.name,
+            n_vocab=self.n_vocab,
+            n_layer=n_layer,
+            n_layers_offloaded=offloaded,
+            gpu_offload_supported=supported,
+            has_chat_template=self.chat_template is not None,
+            n_ctx=self.n_ctx,
+            n_threads=n_threads,
+        )
+        self.eog_ids = np.array(
+            [t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self.vocab, t)],
+            dtype=np.int32,
+        )
+
+    @classmethod
+    def load(cls, settings: ModelSettings | None = None) -> Model:
+        return cls(settings or ModelSettings())
+
+    # -- tokens -----------------------------------------------------------------
+
+    def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        data = text.encode("utf-8")
+        cap = len(data) + 16
+        buf = (llama_cpp.llama_token * cap)()
+        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, cap, add_special, True)
+        if n < 0:
+            cap = -n
+            buf = (llama_cpp.llama_token * cap)()
+            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, cap, add_special, True)
+        return list(buf[:n])
+
+    def piece(self, token: int) -> bytes:
+        """The bytes the token adds to the output (special tokens as their text)."""
+        return _piece(self.vocab, self._piece_buf, token)
+
+    @lru_cache(maxsize=65536)  # noqa: B019 - one Model per process, lives as long as it
+    def readable(self, token: int) -> str:
+        special = self.is_special(token)
+        return readable_piece(self.piece(token), special=special)
+
+    def is_special(self, token: int) -> bool:
+        attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
+        return bool(
+            attr & (llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN)
+        )
+
+    def is_eog(self, token: int) -> bool:
+        return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+
+    def apply_chat_template(self, user_text: str) -> str:
+        """The prompt wrapped in the GGUF's own chat template, ready for the assistant turn."""
+        if self.chat_template is None:
+            raise ModelLoadError(f"{self.path.name} has no chat template")
+        msg = (llama_cpp.llama_chat_message * 1)()
+        role, content = b"user", user_text.encode("utf-8")
+        msg[0].role, msg[0].content = role, content
+        size = len(content) * 2 + 512
+        buf = ctypes.create_string_buffer(size)
+        n = llama_cpp.llama_chat_apply_template(self.chat_template, msg, 1, True, buf, size)
+        if n > size:
+            buf = ctypes.create_string_buffer(n)
+            n = llama_cpp.llama_chat_apply_template(self.chat_template, msg, 1, True, buf, n)
+        if n < 0:
+            raise ModelLoadError(f"llama.cpp does not know the chat template of {self.path.name}")
+        return buf.raw[:n].decode("utf-8", errors="replace")
+
+    # -- forward passes -----------------------------------------------------------
+
+    def reset(self) -> None:
+        """Forget the sequence (KV cache), ready for a new prompt."""
+        llama_cpp.llama_memory_clear(self._mem, True)
+        self.n_past = 0
+
+    def eval_prompt(self, tokens: list[int]) -> None:
+        if len(tokens) + 1 > self.n_ctx:
+            raise ModelLoadError(
+                f"the prompt has {len(tokens)} tokens, more than the context of {self.n_ctx}"
+            )
+        for start in range(0, len(tokens), _N_BATCH):
+            chunk = tokens[start : start + _N_BATCH]
+            arr = (llama_cpp.llama_token * len(chunk))(*chunk)
+            self._decode(llama_cpp.llama_batch_get_one(arr, len(chunk)), len(chunk))
+
+    def eval_token(self, token: int) -> None:
+        self._one[0] = token
+        self._decode(llama_cpp.llama_batch_get_one(self._one, 1), 1)
+
+    def _decode(self, batch: llama_cpp.llama_batch, n: int) -> None:
+        if self.n_past + n > self.n_ctx:
+            raise ModelLoadError(f"the context of {self.n_ctx} tokens is full")
+        rc = llama_cpp.llama_decode(self._ctx, batch)
+        if rc != 0:
+            raise ModelLoadError(f"llama_decode failed with code {rc}")
+        self.n_past += n
+
+    def logits(self) -> np.ndarray:
+        """Zero-copy view of the last position's logits; valid until the next decode."""
+        ptr = llama_cpp.llama_get_logits_ith(self._ctx, -1)
+        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+
+    def close(self) -> None:
+        if getattr(self, "_ctx", None):
+            llama_cpp.llama_free(self._ctx)
+            self._ctx = None
+        if getattr(self, "_model", None):
+            llama_cpp.llama_model_free(self._model)
+            self._model = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def _piece(vocab: llama_cpp.llama_vocab_p, buf: ctypes.Array, token: int) -> bytes:
+    n = llama_cpp.llama_token_to_piece(vocab, token, buf, len(buf), 0, True)
+    if n < 0:
+        big = ctypes.create_string_buffer(-n)
+        n = llama_cpp.llama_token_to_piece(vocab, token, big, len(big), 0, True)
+        return big.raw[:n]
+    return buf.raw[:n]
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""

@@ -1,0 +1,71 @@
+"""Parse schema text with line:column errors and check it against its meta-schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+
+from engine.errors import SchemaInvalidError, SchemaSyntaxError
+
+
+def parse_json_text(text: str) -> Any:
+    """json.loads, but a syntax error carries line, column and offset."""
+    if not text.strip():
+        raise SchemaSyntaxError("the schema is empty", 1, 1, 0)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaSyntaxError(exc.msg, exc.lineno, exc.colno, exc.pos) from None
+
+
+def validator_class(schema: Any) -> type:
+    """The validator for the schema's own `$schema`, Draft 2020-12 when it names none."""
+    if isinstance(schema, dict) and "$schema" in schema:
+        return validator_for(schema, default=Draft202012Validator)
+    return Draft202012Validator
+
+
+def check_schema(schema: Any, text: str | None = None) -> None:
+    """Raise SchemaInvalidError when the schema breaks its meta-schema."""
+    if isinstance(schema, bool):
+        if not schema:
+            raise SchemaInvalidError(
+                "the schema `false` accepts nothing, so nothing can be generated"
+            )
+        return
+    if not isinstance(schema, dict):
+        raise SchemaInvalidError(
+            f"a schema must be a JSON object or a boolean, not {type(schema).__name__}"
+        )
+    cls = validator_class(schema)
+    meta = cls(cls.META_SCHEMA)
+    error = best_match(meta.iter_errors(schema))
+    if error is not None:
+        path = error.json_path
+        raise SchemaInvalidError(error.message, path, _line_of(text, list(error.absolute_path)))
+
+
+def parse_schema(text: str) -> Any:
+    """Parse and meta-validate schema text; the result is the schema as Python data."""
+    schema = parse_json_text(text)
+    check_schema(schema, text)
+    return schema
+
+
+def _line_of(text: str | None, path: list[Any]) -> int | None:
+    """Best-effort line of the last key in `path`, for the editor's error marker."""
+    if not text:
+        return None
+    keys = [p for p in path if isinstance(p, str)]
+    if not keys:
+        return 1
+    needle = json.dumps(keys[-1]) + ":"
+    needle_spaced = json.dumps(keys[-1]) + " :"
+    offset = text.find(needle)
+    if offset < 0:
+        offset = text.find(needle_spaced)
+    return text.count("\n", 0, offset) + 1 if offset >= 0 else None
