@@ -1,0 +1,276 @@
+"""The `maskscope` command: generate headless, open the window, benchmark, set up."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from engine.errors import MaskscopeError
+from engine.records import RunResult, StepRecord
+from engine.settings import BACKENDS, DEFAULT_BACKEND, GenerationSettings, ModelSettings
+
+EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MaskscopeError(f"{what} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MaskscopeError(f"cannot read {what} file {path}: {exc}") from None
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", metavar="GGUF", help="a GGUF file (default: Gemma 3 270M)")
+    parser.add_argument(
+        "--n-gpu-layers", type=int, default=-1, help="layers to offload to a GPU (-1: all)"
+    )
+    parser.add_argument("--n-ctx", type=int, default=4096, help="context size in tokens")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for llama.cpp")
+
+
+def model_settings(args: argparse.Namespace) -> ModelSettings:
+    return ModelSettings(
+        path=args.model, n_gpu_layers=args.n_gpu_layers, n_ctx=args.n_ctx, n_threads=args.threads
+    )
+
+
+def _add_generate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("generate", help="run one constrained generation and print every step")
+    p.add_argument("--schema", required=True, metavar="FILE", help="JSON Schema file")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--prompt", help="prompt text")
+    src.add_argument("--prompt-file", metavar="FILE", help="file holding the prompt")
+    add_model_arguments(p)
+    p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--temperature", type=float, default=0.7, help="0 means greedy")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--top-k", type=int, default=10, help="candidates shown per step")
+    p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
+    p.add_argument(
+        "--exact-mask",
+        action="store_true",
+        help="llamacpp: check the full vocabulary every step (exact valid count, slower)",
+    )
+    p.add_argument(
+        "--cross-check",
+        action="store_true",
+        help="also compute the other backend's mask and report where they disagree",
+    )
+    p.add_argument("--chat-template", action="store_true", help="use the GGUF's chat template")
+    p.add_argument("--jsonl", action="store_true", help="one JSON object per step, then the result")
+    p.set_defaults(func=cmd_generate)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from engine.decode import generate
+    from engine.grammar import compile_schema
+    from engine.model import Model
+
+    schema_text = _read_text(args.schema, "schema")
+    prompt = args.prompt if args.prompt is not None else _read_text(args.prompt_file, "prompt")
+    compiled = compile_schema(schema_text)
+    settings = GenerationSettings(
+        max_tokens=args.max_tokens,
+        temperature=args.temperature,
+        seed=args.seed,
+        top_k=args.top_k,
+        backend=args.backend,
+        exact_mask=args.exact_mask,
+        cross_check=args.cross_check,
+        chat_template=args.chat_template,
+    )
+    model = Model.load(model_settings(args))
+    out = sys.stdout
+    if not args.jsonl:
+        print(f"model: {model.info.name} · {model.info.offload_label}", file=out)
+        print(f"backend: {settings.backend}{' (cross-check)' if settings.cross_check else ''}")
+        print(_TABLE_HEADER, file=out)
+    gen = generate(model, compiled, prompt, settings)
+    while True:
+        try:
+            record = next(gen)
+        except StopIteration as stop:
+            result: RunResult = stop.value
+            break
+        if args.jsonl:
+            print(json.dumps(step_json(record), ensure_ascii=False), file=out, flush=True)
+        else:
+            print_step_row(record, out)
+    if args.jsonl:
+        print(json.dumps({"result": result.to_json()}, ensure_ascii=False), file=out)
+    else:
+        print_result(result, out)
+    return EXIT_VALID if result.valid else EXIT_INVALID
+
+
+def step_json(record: StepRecord) -> dict:
+    """The --jsonl shape of one step."""
+    top = {c.id: c for c in record.top_raw}
+    for c in record.top_masked:
+        top.setdefault(c.id, c)
+    data = {
+        "step": record.step,
+        "token_id": record.token_id,
+        "token_text": record.token_text,
+        "valid_mass": record.valid_mass,
+        "n_valid": record.n_valid,
+        "top": [
+            {"id": c.id, "text": c.text, "p_raw": c.p_raw, "p_masked": c.p_masked, "valid": c.valid}
+            for c in top.values()
+        ],
+        "forward_ms": round(record.forward_ms, 3),
+        "mask_ms": round(record.mask_ms, 3),
+    }
+    if not record.n_valid_exact:
+        data["n_valid_is_lower_bound"] = True
+        data["valid_mass_bound"] = record.valid_mass_bound
+    if record.disagreement is not None:
+        d = record.disagreement
+        data["disagreement"] = {
+            f"only_{d.primary}": [c.text for c in d.only_primary],
+            f"only_{d.secondary}": [c.text for c in d.only_secondary],
+            f"n_only_{d.primary}": d.n_only_primary,
+            f"n_only_{d.secondary}": d.n_only_secondary,
+        }
+    return data
+
+
+_TABLE_HEADER = (
+    f"{'step':>4}  {'token':<16} {'P raw':>7} {'P masked':>8} {'valid mass':>10} "
+    f"{'n valid':>8}  {'fwd ms':>6} {'mask ms':>7}  top before masking (✗ = masked out)"
+)
+
+
+def print_step_row(record: StepRecord, out: TextIO) -> None:
+    chosen = next((c for c in record.top_masked if c.id == record.token_id), None)
+    p_raw = chosen.p_raw if chosen else 0.0
+    p_masked = chosen.p_masked if chosen else 0.0
+    n_valid = f"{'≥' if not record.n_valid_exact else ''}{record.n_valid}"
+    top = " ".join(f"{c.text}{'' if c.valid else '✗'}:{c.p_raw:.2f}" for c in record.top_raw[:5])
+    print(
+        f"{record.step:>4}  {record.token_text[:16]:<16} {p_raw:>7.3f} {p_masked:>8.3f} "
+        f"{record.valid_mass:>10.4g} {n_valid:>8}  {record.forward_ms:>6.1f} "
+        f"{record.mask_ms:>7.2f}  {top}",
+        file=out,
+    )
+    if record.disagreement is not None:
+        d = record.disagreement
+        print(
+            f"      backends disagree: {d.n_only_primary} only {d.primary} "
+            f"({' '.join(c.text for c in d.only_primary[:4])}), {d.n_only_secondary} only "
+            f"{d.secondary} ({' '.join(c.text for c in d.only_secondary[:4])})",
+            file=out,
+        )
+
+
+def print_result(result: RunResult, out: TextIO) -> None:
+    print(f"\noutput: {result.text}", file=out)
+    print(
+        f"finish: {result.finish_reason.label} · {result.n_tokens} tokens · "
+        f"{result.tokens_per_s:.1f} tokens/s",
+        file=out,
+    )
+    if result.message:
+        print(f"note: {result.message}", file=out)
+    if result.parse_error:
+        print(f"INVALID: not JSON ({result.parse_error})", file=out)
+    elif result.errors:
+        print("INVALID against the schema:", file=out)
+        for issue in result.errors:
+            print(f"  {issue.path}: {issue.message}", file=out)
+    elif result.valid:
+        print("VALID against the schema", file=out)
+    else:
+        print("INVALID: the run did not finish", file=out)
+
+
+def _add_setup(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("setup", help="put the default model in place (and verify it)")
+    p.set_defaults(func=cmd_setup)
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from engine.model import gpu_offload_supported
+    from engine.paths import DEFAULT_MODEL_LABEL, default_model_path
+
+    path = default_model_path(verify=True)
+    gpu = "yes" if gpu_offload_supported() else "no (CPU build)"
+    print(f"default model: {DEFAULT_MODEL_LABEL} at {path}\nGPU offload in this build: {gpu}")
+    return 0
+
+
+def _add_gui(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gui", help="open the window (the default command)")
+    p.add_argument("--schema", metavar="FILE", help="JSON Schema file to open")
+    p.add_argument("--prompt-file", metavar="FILE", help="text file to use as the prompt")
+    p.add_argument("--model", metavar="GGUF", help="GGUF model file (default: Gemma 3 270M)")
+    p.add_argument("--autorun", action="store_true", help="start a run once the window shows")
+    p.add_argument(
+        "--screenshot",
+        metavar="PNG",
+        help="save a PNG of the window after the run ends (or once shown, without --autorun)",
+    )
+    p.add_argument(
+        "--quit-after-run",
+        action="store_true",
+        help="exit after the run (and the screenshot); exit status 1 if the run failed",
+    )
+    p.set_defaults(func=cmd_gui)
+
+
+def cmd_gui(args: argparse.Namespace) -> int:
+    try:
+        from app.main import main_gui  # Qt loads only for the window
+    except ImportError as exc:
+        raise MaskscopeError(
+            f"the window cannot start ({exc}); install it with `make run`"
+        ) from None
+    return main_gui(args)
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:
+    try:
+        from engine.bench import add_bench_arguments, cmd_bench
+    except ImportError:
+        return
+    p = sub.add_parser("bench", help="measure per-step costs of each backend side by side")
+    add_bench_arguments(p)
+    p.set_defaults(func=cmd_bench)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="maskscope",
+        description="See and test constrained decoding: token probabilities before and after "
+        "the JSON Schema's mask, on a real llama.cpp model.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_gui(sub)
+    _add_generate(sub)
+    _add_bench(sub)
+    _add_setup(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["gui", *(argv or [])])
+    try:
+        return args.func(args)
+    except MaskscopeError as exc:
+        print(f"maskscope: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("maskscope: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
