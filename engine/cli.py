@@ -265,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except MaskscopeError as exc:
-        print(f"maskscope: {exc}", file=sys.stderr)
+        kind = "" if type(exc) is MaskscopeError else f"{exc.kind}: "
+        print(f"maskscope: {kind}{exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("maskscope: interrupted", file=sys.stderr)

@@ -18,7 +18,14 @@ from engine.errors import MaskscopeError
 from engine.grammar import CompiledSchema
 from engine.masking import MaskBackend, make_backend
 from engine.model import Model
-from engine.records import Candidate, Disagreement, FinishReason, RunResult, StepRecord
+from engine.records import (
+    Candidate,
+    Disagreement,
+    FinishReason,
+    FullStep,
+    RunResult,
+    StepRecord,
+)
 from engine.settings import BACKENDS, GenerationSettings
 from engine.validate import parse_output, validation_issues
 
@@ -84,6 +91,10 @@ class _Stepper:
             pr = float(p[tid])
             out.append(Candidate(tid, self.model.readable(tid), pr, pr / mass if ok else 0.0, ok))
         return tuple(out)
+
+    def full_step(self, view: MaskedView) -> FullStep:
+        mask = view.full_mask if view.full_mask is not None else self.primary.full_mask()
+        return FullStep(p_raw=self.dist.p.copy(), valid=mask.copy())
 
     def disagreement(self, view: MaskedView) -> Disagreement | None:
         assert self.secondary is not None
@@ -187,6 +198,7 @@ def generate(
                 mask_ms=mask_ms,
                 output_chars=n_chars,
                 disagreement=disagreement,
+                full=stepper.full_step(view) if settings.keep_full else None,
             )
             n_tokens += 1
             total_mask += mask_ms

@@ -14,6 +14,11 @@ from engine.errors import GrammarError
 from engine.schema import parse_schema
 
 ROOT = "root"
+_JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
+# Keywords that constrain nothing: a schema made only of them accepts any value.
+_LOOSE_CHAR = 'char ::= [^"\\\\] |'
+_STRICT_CHAR = 'char ::= [^"\\\\\\x00-\\x1F] |'
+_ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "examples", "default"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,10 +33,10 @@ class CompiledSchema:
 def schema_to_gbnf(schema: Any) -> str:
     """llama.cpp's JSON-Schema converter, with its crashes turned into GrammarError."""
     # `true` and `{}` mean "any JSON value"; the converter would narrow them to objects.
-    if schema is True:
-        schema = {}
+    if schema is True or (isinstance(schema, dict) and not set(schema) - _ANNOTATIONS):
+        schema = {**(schema if isinstance(schema, dict) else {}), "type": list(_JSON_TYPES)}
     try:
-        return json_schema_to_gbnf(json.dumps(schema))
+        return _strict_json_strings(json_schema_to_gbnf(json.dumps(schema)))
     except RecursionError:
         raise GrammarError(
             "the schema is too deeply nested or self-referencing to convert"
@@ -39,6 +44,15 @@ def schema_to_gbnf(schema: Any) -> str:
     except Exception as exc:  # the converter fails with asserts and KeyErrors on what it lacks
         reason = str(exc) or type(exc).__name__
         raise GrammarError(f"llama.cpp's JSON-Schema converter failed: {reason}") from None
+
+
+def _strict_json_strings(gbnf: str) -> str:
+    """Keep raw control characters out of strings, as JSON requires.
+
+    The converter's `char` rule is `[^"\\]`, which lets a model write a raw newline
+    inside a string: the grammar accepts it and json.loads then refuses the output.
+    """
+    return gbnf.replace(_LOOSE_CHAR, _STRICT_CHAR)
 
 
 def check_gbnf(gbnf: str) -> None:

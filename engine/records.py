@@ -56,6 +56,14 @@ class Disagreement:
 
 
 @dataclass(frozen=True, slots=True)
+class FullStep:
+    """Full-vocabulary arrays for one step, only kept when asked for (they are ~1.3 MB)."""
+
+    p_raw: Any  # float32 array: softmax(logits / T)
+    valid: Any  # bool array: the exact valid set
+
+
+@dataclass(frozen=True, slots=True)
 class StepRecord:
     """Everything a view needs about one decoding step; top-K plus scalars only."""
 
@@ -74,9 +82,12 @@ class StepRecord:
     mask_ms: float
     output_chars: int  # length of the output after this step
     disagreement: Disagreement | None = None
+    full: FullStep | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        del data["full"]  # arrays stay out of saved runs
+        return data
 
 
 @dataclass(frozen=True, slots=True)

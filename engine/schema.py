@@ -57,15 +57,17 @@ def parse_schema(text: str) -> Any:
 
 
 def _line_of(text: str | None, path: list[Any]) -> int | None:
-    """Best-effort line of the last key in `path`, for the editor's error marker."""
+    """Best-effort line of the place `path` names, for the editor's error marker.
+
+    Walks the keys in order, each searched after the previous one, so that
+    `properties.a.type` finds the `type` inside `a`, not the first `type`.
+    """
     if not text:
         return None
-    keys = [p for p in path if isinstance(p, str)]
-    if not keys:
-        return 1
-    needle = json.dumps(keys[-1]) + ":"
-    needle_spaced = json.dumps(keys[-1]) + " :"
-    offset = text.find(needle)
-    if offset < 0:
-        offset = text.find(needle_spaced)
-    return text.count("\n", 0, offset) + 1 if offset >= 0 else None
+    offset = 0
+    for key in (p for p in path if isinstance(p, str)):
+        found = text.find(json.dumps(key), offset)
+        if found < 0:
+            break
+        offset = found
+    return text.count("\n", 0, offset) + 1

@@ -27,6 +27,9 @@ class GenerationSettings:
     exact_mask: bool = False  # llamacpp: check the full vocabulary, not just the probable head
     cross_check: bool = False  # compute the other backend's mask too and report disagreements
     chat_template: bool = False  # wrap the prompt in the GGUF's chat template
+    keep_full: bool = (
+        False  # attach full-vocabulary P and valid mask to each record (tests, audits)
+    )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

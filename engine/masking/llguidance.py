@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import warnings
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -35,9 +36,12 @@ def tokenizer_for(model: Model) -> llguidance.LLTokenizer:
     with _tokenizer_lock:
         tok = _tokenizers.get(model)
         if tok is None:
-            tok = llguidance.llamacpp.lltokenizer_from_vocab(
-                model.vocab, eos_token=[int(t) for t in model.eog_ids]
-            )
+            with warnings.catch_warnings():
+                # It calls a llama_cpp function deprecated in favour of another, per token.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                tok = llguidance.llamacpp.lltokenizer_from_vocab(
+                    model.vocab, eos_token=[int(t) for t in model.eog_ids]
+                )
             _tokenizers[model] = tok
         return tok
 

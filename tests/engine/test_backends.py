@@ -1,0 +1,65 @@
+"""The two mask backends on the same GBNF: where they agree, and where they must not be assumed to.
+
+Known, by design of each library:
+- llguidance allows only the canonical tokenisation of text the grammar forces;
+- llama.cpp lets special-token text (such as <start_of_image>) appear inside JSON strings.
+Both make llama.cpp's set the larger one, so llguidance's mask must stay a subset of it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.decode import run_to_end
+from engine.examples import load_example
+from engine.grammar import compile_schema
+from engine.records import StepRecord
+from engine.settings import GenerationSettings
+
+
+def _cross_checked(model, schema_text: str, prompt: str, max_tokens: int = 30) -> list[StepRecord]:
+    records: list[StepRecord] = []
+    settings = GenerationSettings(
+        backend="llguidance", cross_check=True, temperature=0.0, max_tokens=max_tokens
+    )
+    run_to_end(model, compile_schema(schema_text), prompt, settings, records.append)
+    return records
+
+
+def test_cross_check_reports_special_token_text_inside_a_string(model):
+    # A constructed case: a bare string. Inside it llama.cpp allows special-token text.
+    records = _cross_checked(model, '{"type": "string", "maxLength": 12}', "A word.\nJSON:", 6)
+    inside = [r for r in records[1:] if r.disagreement is not None]
+    assert inside, "expected the backends to disagree inside the string"
+    d = inside[0].disagreement
+    assert d.primary == "llguidance" and d.secondary == "llamacpp"
+    assert d.n_only_secondary > 0 and d.n_only_primary == 0
+    texts = [c.text for c in d.only_secondary]
+    assert any(t.startswith("<") and t.endswith(">") for t in texts), texts
+    assert all(c.valid for c in d.only_secondary)  # valid for the backend that allows them
+
+
+@pytest.mark.parametrize("name", ["currency", "person", "invoice"])
+def test_llguidance_never_allows_what_llama_cpp_forbids(model, name):
+    ex = load_example(name)
+    for rec in _cross_checked(model, ex.schema_text, ex.prompt, 40):
+        if rec.disagreement is not None:
+            assert rec.disagreement.n_only_primary == 0, rec.disagreement
+
+
+def test_forced_text_is_canonical_only_for_llguidance(model):
+    # After `{"`, the key `currency` is forced: llama.cpp allows any split of it ("c", "cur"),
+    # llguidance only the tokenizer's own.
+    schema = json.dumps(
+        {
+            "type": "object",
+            "properties": {"currency": {"enum": ["USD", "EUR"]}},
+            "required": ["currency"],
+            "additionalProperties": False,
+        }
+    )
+    records = _cross_checked(model, schema, "JSON:", 8)
+    splits = [c.text for r in records if r.disagreement for c in r.disagreement.only_secondary]
+    assert any("currency".startswith(t) and t != "currency" for t in splits), splits

@@ -1,0 +1,163 @@
+"""The decode loop on the real default model: invariants at every step, both backends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.decode import generate, run_to_end
+from engine.grammar import compile_schema
+from engine.records import FinishReason, StepRecord
+from engine.settings import GenerationSettings
+
+BACKENDS = ["llguidance", "llamacpp"]
+
+
+def _check_step(rec: StepRecord) -> None:
+    full = rec.full
+    assert full is not None
+    p = full.p_raw.astype(np.float64)
+    valid = full.valid
+    # 0 < valid mass <= 1, and it is the mass of the valid set (within the stated bound).
+    assert 0.0 < rec.valid_mass <= 1.0 + 1e-6
+    true_mass = float(p[valid].sum())
+    assert true_mass - 1e-6 <= rec.valid_mass + rec.valid_mass_bound + 1e-6
+    assert rec.valid_mass <= true_mass + 1e-6
+    # Renormalised over the valid set, the distribution sums to 1.
+    masked = np.where(valid, p, 0.0) / rec.valid_mass
+    assert abs(masked.sum() - 1.0) < 1e-5 + rec.valid_mass_bound / rec.valid_mass
+    # The sampled token is valid.
+    assert valid[rec.token_id]
+    # Every listed candidate agrees with the full arrays.
+    for c in rec.top_raw + rec.top_masked:
+        assert c.valid == bool(valid[c.id])
+        assert abs(c.p_raw - p[c.id]) < 1e-6
+        if not c.valid:
+            assert c.p_masked == 0.0
+        else:
+            assert abs(c.p_masked - p[c.id] / rec.valid_mass) < 1e-6
+    # Ratios between valid tokens are preserved.
+    vs = [c for c in rec.top_masked if c.p_raw > 0]
+    for a, b in zip(vs, vs[1:], strict=False):
+        assert abs(a.p_masked / b.p_masked - a.p_raw / b.p_raw) < 1e-4 * (a.p_raw / b.p_raw)
+    assert [c.p_masked for c in rec.top_masked] == sorted(
+        (c.p_masked for c in rec.top_masked), reverse=True
+    )
+    if rec.n_valid_exact:
+        assert rec.n_valid == int(valid.sum())
+    else:
+        assert rec.n_valid <= int(valid.sum())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_step_keeps_the_invariants(model, person, backend):
+    ex, compiled = person
+    settings = GenerationSettings(
+        backend=backend, max_tokens=40, temperature=1.0, seed=7, keep_full=True
+    )
+    records: list[StepRecord] = []
+    result = run_to_end(model, compiled, ex.prompt, settings, records.append)
+    assert records
+    for rec in records:
+        _check_step(rec)
+    assert result.n_tokens == len(records)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_currency_is_always_one_of_the_enum_values(model, currency, backend):
+    ex, compiled = currency
+    for seed in range(4):
+        settings = GenerationSettings(backend=backend, temperature=1.5, seed=seed, max_tokens=30)
+        result = run_to_end(model, compiled, ex.prompt, settings)
+        assert result.valid, result
+        assert result.parsed["currency"] in {"USD", "EUR", "GBP", "UNKNOWN"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_same_seed_gives_the_same_output(model, person, backend):
+    ex, compiled = person
+    settings = GenerationSettings(backend=backend, temperature=0.9, seed=123, max_tokens=40)
+    first = run_to_end(model, compiled, ex.prompt, settings)
+    second = run_to_end(model, compiled, ex.prompt, settings)
+    assert first.text == second.text
+
+
+def test_output_cut_at_max_tokens_is_truncated_and_invalid(model, person):
+    ex, compiled = person
+    result = run_to_end(model, compiled, ex.prompt, GenerationSettings(max_tokens=5, seed=0))
+    assert result.finish_reason is FinishReason.MAX_TOKENS
+    assert result.truncated and not result.valid
+    assert "max_tokens" in result.message
+    assert result.parse_error
+
+
+def test_stop_between_steps(model, person):
+    ex, compiled = person
+    seen: list[StepRecord] = []
+    gen = generate(
+        model,
+        compiled,
+        ex.prompt,
+        GenerationSettings(max_tokens=100),
+        should_stop=lambda: len(seen) >= 3,
+    )
+    with pytest.raises(StopIteration) as stop:
+        while True:
+            seen.append(next(gen))
+    result = stop.value.value
+    assert result.finish_reason is FinishReason.CANCELLED
+    assert result.n_tokens == 3 and not result.valid
+
+
+ENFORCED = [
+    {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "n": {"type": "integer"}},
+        "required": ["ok", "n"],
+        "additionalProperties": False,
+    },
+    {"type": "array", "items": {"enum": ["red", "green", "blue"]}, "minItems": 1, "maxItems": 3},
+    {
+        "type": "object",
+        "properties": {
+            "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 2}
+        },
+        "required": ["tags"],
+        "additionalProperties": False,
+    },
+    {
+        "anyOf": [
+            {"type": "null"},
+            {
+                "type": "object",
+                "properties": {"x": {"const": 3}},
+                "required": ["x"],
+                "additionalProperties": False,
+            },
+        ]
+    },
+]
+
+
+@pytest.mark.parametrize("schema", ENFORCED)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_outputs_validate_when_the_grammar_enforces_every_keyword(model, schema, backend):
+    import json
+
+    compiled = compile_schema(json.dumps(schema))
+    settings = GenerationSettings(backend=backend, temperature=0.0, max_tokens=80)
+    result = run_to_end(model, compiled, "A JSON value of the requested shape.\nJSON:", settings)
+    assert result.finish_reason is not FinishReason.MAX_TOKENS, result.text
+    assert result.valid, (result.text, result.errors)
+
+
+def test_invoice_example_validates_with_enough_tokens(model):
+    from engine.examples import load_example
+
+    ex = load_example("invoice")
+    compiled = compile_schema(ex.schema_text)
+    result = run_to_end(
+        model, compiled, ex.prompt, GenerationSettings(temperature=0.0, max_tokens=200)
+    )
+    assert result.finish_reason is not FinishReason.MAX_TOKENS, result.text
+    assert result.valid, (result.text, result.errors)

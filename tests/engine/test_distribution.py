@@ -1,0 +1,70 @@
+"""Renormalisation and sampling maths on small, hand-made distributions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.distribution import Distribution
+
+
+def _dist(logits: list[float], temperature: float = 1.0) -> Distribution:
+    d = Distribution(len(logits))
+    d.update(np.asarray(logits, dtype=np.float32), temperature)
+    return d
+
+
+def test_softmax_sums_to_one_and_entropy_matches():
+    d = _dist([2.0, 1.0, 0.5, -3.0])
+    p = d.p.astype(np.float64)
+    assert abs(p.sum() - 1.0) < 1e-6
+    assert abs(d.entropy - float(-(p * np.log(p)).sum())) < 1e-5
+
+
+def test_renormalisation_keeps_ratios_as_in_the_worked_example():
+    # The comma / brace example: P(,)=0.30 and P(})=0.10 out of the mass; the rest is invalid.
+    probs = np.array([0.30, 0.10, 0.35, 0.25])
+    d = _dist(np.log(probs).tolist())
+    mask = np.array([True, True, False, False])
+    view = d.mask_full(mask)
+    assert abs(view.valid_mass - 0.40) < 1e-6
+    masked = view.p_valid_sorted / view.valid_mass
+    assert np.allclose(masked, [0.75, 0.25], atol=1e-6)
+    assert list(view.valid_sorted) == [0, 1]
+
+
+def test_head_check_bounds_the_unchecked_mass():
+    rng = np.random.default_rng(0)
+    d = _dist(rng.normal(size=5000).tolist())
+    order, tail = d.head(1e-6, 10)
+    assert tail <= 1e-6
+    p = d.p.astype(np.float64)
+    assert abs(tail - (p.sum() - p[order].sum())) < 1e-9
+    assert np.all(np.diff(p[order]) <= 0)  # most probable first
+
+
+def test_sampling_follows_the_masked_distribution():
+    probs = np.array([0.5, 0.2, 0.05, 0.25])  # the currency example: U, E, G allowed, x not
+    d = _dist(np.log(probs).tolist())
+    view = d.mask_full(np.array([True, True, True, False]))
+    rng = np.random.default_rng(1)
+    draws = np.bincount([d.sample(view, rng.random()) for _ in range(20000)], minlength=4)
+    assert draws[3] == 0
+    assert np.allclose(draws[:3] / 20000, [0.667, 0.267, 0.067], atol=0.015)
+
+
+def test_sampling_reaches_valid_tokens_beyond_the_head():
+    # One valid token holds almost all the mass, the other valid tokens sit in the tail.
+    logits = np.full(2000, -20.0, dtype=np.float32)
+    logits[0] = 10.0
+    d = _dist(logits.tolist())
+    mask = np.zeros(2000, dtype=bool)
+    mask[1000:] = True  # token 0 (the head) is invalid
+    view = d.mask_full(mask)
+    picks = {d.sample(view, u) for u in np.linspace(0.0, 0.999, 50)}
+    assert picks and all(1000 <= t < 2000 for t in picks)
+
+
+def test_greedy_takes_the_most_probable_valid_token():
+    d = _dist([5.0, 4.0, 3.0])
+    view = d.mask_full(np.array([False, True, True]))
+    assert d.sample(view, None) == 1

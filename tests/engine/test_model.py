@@ -1,0 +1,54 @@
+"""Loading GGUFs: the default model, and every way a file can be wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ModelLoadError
+from engine.model import Model
+from engine.settings import ModelSettings
+
+
+def test_default_model_reports_its_shape(model: Model):
+    info = model.info
+    assert info.n_vocab == 262144
+    assert info.n_layer > 0
+    assert info.gpu_offload_supported == (info.n_layers_offloaded > 0)
+    assert "GPU" in info.offload_label or "CPU" in info.offload_label
+    assert len(model.eog_ids) >= 1
+
+
+def test_missing_file_names_the_file(tmp_path: Path):
+    missing = tmp_path / "nope.gguf"
+    with pytest.raises(ModelLoadError, match="not found: .*nope.gguf"):
+        Model.load(ModelSettings(path=str(missing)))
+
+
+def test_non_gguf_file_is_refused(tmp_path: Path):
+    bogus = tmp_path / "model.gguf"
+    bogus.write_text("this is not a model")
+    with pytest.raises(ModelLoadError, match="not a GGUF file.*model.gguf"):
+        Model.load(ModelSettings(path=str(bogus)))
+
+
+def test_empty_file_is_refused(tmp_path: Path):
+    empty = tmp_path / "empty.gguf"
+    empty.write_bytes(b"")
+    with pytest.raises(ModelLoadError, match="empty or truncated"):
+        Model.load(ModelSettings(path=str(empty)))
+
+
+def test_truncated_gguf_fails_cleanly(model: Model, tmp_path: Path):
+    cut = tmp_path / "cut.gguf"
+    with open(model.path, "rb") as src:
+        cut.write_bytes(src.read(4 * 1024 * 1024))
+    with pytest.raises(ModelLoadError, match="cannot load model .*cut.gguf"):
+        Model.load(ModelSettings(path=str(cut)))
+
+
+def test_tokens_round_trip_and_read_clearly(model: Model):
+    ids = model.tokenize('{"a": 1}\n', add_special=False)
+    assert b"".join(model.piece(t) for t in ids) == b'{"a": 1}\n'
+    assert model.readable(int(model.eog_ids[0])).startswith("<")
