@@ -7,11 +7,11 @@ import os
 # Before anything imports Qt: the suite runs without a display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
+import pytest
 
-from engine.examples import load_example  # noqa: E402
-from engine.grammar import compile_schema  # noqa: E402
-from engine.model import Model  # noqa: E402
+from engine.examples import load_example
+from engine.grammar import compile_schema
+from engine.model import Model
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def _check_step(rec: StepRecord) -> None:
             assert abs(c.p_masked - p[c.id] / rec.valid_mass) < 1e-6
     # Ratios between valid tokens are preserved.
     vs = [c for c in rec.top_masked if c.p_raw > 0]
-    for a, b in zip(vs, vs[1:], strict=False):
+    for a, b in itertools.pairwise(vs):
         assert abs(a.p_masked / b.p_masked - a.p_raw / b.p_raw) < 1e-4 * (a.p_raw / b.p_raw)
     assert [c.p_masked for c in rec.top_masked] == sorted(
         (c.p_masked for c in rec.top_masked), reverse=True

@@ -22,14 +22,14 @@ def test_default_model_reports_its_shape(model: Model):
 
 def test_missing_file_names_the_file(tmp_path: Path):
     missing = tmp_path / "nope.gguf"
-    with pytest.raises(ModelLoadError, match="not found: .*nope.gguf"):
+    with pytest.raises(ModelLoadError, match=r"not found: .*nope\.gguf"):
         Model.load(ModelSettings(path=str(missing)))
 
 
 def test_non_gguf_file_is_refused(tmp_path: Path):
     bogus = tmp_path / "model.gguf"
     bogus.write_text("this is not a model")
-    with pytest.raises(ModelLoadError, match="not a GGUF file.*model.gguf"):
+    with pytest.raises(ModelLoadError, match=r"not a GGUF file.*model\.gguf"):
         Model.load(ModelSettings(path=str(bogus)))
 
 
@@ -44,7 +44,7 @@ def test_truncated_gguf_fails_cleanly(model: Model, tmp_path: Path):
     cut = tmp_path / "cut.gguf"
     with open(model.path, "rb") as src:
         cut.write_bytes(src.read(4 * 1024 * 1024))
-    with pytest.raises(ModelLoadError, match="cannot load model .*cut.gguf"):
+    with pytest.raises(ModelLoadError, match=r"cannot load model .*cut\.gguf"):
         Model.load(ModelSettings(path=str(cut)))
 
 
