@@ -74,6 +74,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     schema_text = _read_text(args.schema, "schema")
     prompt = args.prompt if args.prompt is not None else _read_text(args.prompt_file, "prompt")
     compiled = compile_schema(schema_text)
+    for gap in compiled.unenforced:
+        print(f"maskscope: warning: {gap}", file=sys.stderr)
     settings = GenerationSettings(
         max_tokens=args.max_tokens,
         temperature=args.temperature,

@@ -10,6 +10,7 @@ import llama_cpp
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
 from engine import native_log
+from engine.coverage import Unenforced, unenforced_keywords
 from engine.errors import GrammarError
 from engine.schema import parse_schema
 
@@ -28,6 +29,7 @@ class CompiledSchema:
     schema: Any
     gbnf: str
     text: str
+    unenforced: tuple[Unenforced, ...] = ()  # keywords the grammar skips: warn, don't fail
 
 
 def schema_to_gbnf(schema: Any) -> str:
@@ -75,7 +77,9 @@ def compile_schema(text: str) -> CompiledSchema:
     schema = parse_schema(text)
     gbnf = schema_to_gbnf(schema)
     check_gbnf(gbnf)
-    return CompiledSchema(schema=schema, gbnf=gbnf, text=text)
+    return CompiledSchema(
+        schema=schema, gbnf=gbnf, text=text, unenforced=tuple(unenforced_keywords(schema))
+    )
 
 
 def _headline(detail: str) -> str:

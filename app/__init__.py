@@ -1,0 +1,1 @@
+"""Maskscope's Qt desktop front-end. Only this package imports Qt; engine/ stays Qt-free."""

@@ -1,0 +1,78 @@
+"""Entry point of the desktop app: ``maskscope gui`` or ``python -m app.main``.
+
+engine/cli.py imports this module lazily, so the engine and the plain CLI never load Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+SCREENSHOT_DELAY_MS = 300  # lets the last chart redraw and the layout settle first
+
+
+def main_gui(args: argparse.Namespace) -> int:
+    # Imported here so that `--help` and argument errors do not pay for Qt and pyqtgraph.
+    from app.main_window import MainWindow
+
+    for path in (args.schema, args.prompt_file):
+        if path and not Path(path).is_file():
+            print(f"maskscope gui: no such file: {path}", file=sys.stderr)
+            return 2
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Maskscope")
+    app.setOrganizationName("Maskscope")
+    window = MainWindow()
+    opened = (not args.schema or window.open_schema(args.schema)) and (
+        not args.prompt_file or window.open_prompt(args.prompt_file)
+    )
+    if not opened:  # unreadable file: the banner has the reason, stderr gets it too
+        print(f"maskscope gui: {window.last_report}", file=sys.stderr)
+        window.close()  # ends the worker thread before Python tears Qt down
+        return 2
+    if args.model:
+        window.settings_panel.set_model_path(str(Path(args.model).expanduser()))
+    window.show()
+    failed = False
+
+    def finish() -> None:
+        nonlocal failed
+        if args.screenshot and not window.grab().save(args.screenshot):
+            print(f"maskscope: could not write {args.screenshot}", file=sys.stderr)
+            failed = True
+        if args.quit_after_run:
+            window.close()
+
+    def run_ended() -> None:
+        nonlocal failed
+        failed = failed or window.last_error is not None
+        QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
+
+    def autorun() -> None:
+        nonlocal failed
+        if not window.run():  # refused up front (bad schema): there will be no run to wait for
+            failed = True
+            QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
+
+    if args.autorun:
+        window.sig_run_ended.connect(run_ended)
+        QTimer.singleShot(0, autorun)
+    elif args.screenshot or args.quit_after_run:
+        QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
+    code = app.exec()
+    return 1 if failed else code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m app.main ARGS` is `maskscope gui ARGS`: one parser, in engine/cli.py."""
+    from engine.cli import main as cli_main
+
+    return cli_main(["gui", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,423 @@
+"""The main window: composes the views, owns the actions, and routes worker signals.
+
+Layout, left to right: schema editor over prompt | step charts | settings over output.
+Nothing here touches the model; runs go through :class:`app.worker.RunController`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QStyle,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.banner import ErrorBanner
+from app.output_view import OutputView, verdict
+from app.prompt_pane import PromptPane
+from app.schema_editor import SchemaEditor
+from app.settings_panel import SettingsPanel
+from app.settings_store import SettingsStore
+from app.status import StatusBar
+from app.step_chart import StepChart
+from app.worker import ModelCache, RunController, RunRequest
+from engine.errors import GrammarError, MaskscopeError, SchemaInvalidError, SchemaSyntaxError
+from engine.examples import Example, examples
+from engine.model import ModelInfo
+from engine.records import RunResult, StepRecord
+from engine.schema import parse_schema
+
+SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    sig_run_ended = Signal()  # a run finished, was stopped, or failed; Run is enabled again
+
+    def __init__(
+        self,
+        store: SettingsStore | None = None,
+        cache: ModelCache | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.store = store if store is not None else SettingsStore()
+        self.controller = RunController(cache, self)
+        self.current_path: str | None = None
+        self.last_result: RunResult | None = None
+        self.last_error: tuple[str, str] | None = None  # (kind, message) of the last run
+        self.last_report = ""  # the last message shown in the banner
+
+        self.schema_editor = SchemaEditor(self)
+        self.prompt_pane = PromptPane(self)
+        self.settings_panel = SettingsPanel(self)
+        self.step_chart = StepChart(self)
+        self.output_view = OutputView(self)
+        self.banner = ErrorBanner(self)
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+        self._build_layout()
+        self._build_actions()
+        self._connect()
+        self._restore()
+        # Load the model once the event loop runs, after the CLI has applied --model.
+        QTimer.singleShot(0, self._preload_model)
+
+    # --- construction ----------------------------------------------------------------------
+    def _build_layout(self) -> None:
+        self.left_splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.left_splitter.addWidget(self.schema_editor)
+        self.left_splitter.addWidget(self.prompt_pane)
+        self.left_splitter.setStretchFactor(0, 3)
+        self.left_splitter.setStretchFactor(1, 2)
+        self.right_splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.right_splitter.addWidget(self.settings_panel)
+        self.right_splitter.addWidget(self.output_view)
+        self.right_splitter.setStretchFactor(1, 1)
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.main_splitter.addWidget(self.left_splitter)
+        self.main_splitter.addWidget(self.step_chart)
+        self.main_splitter.addWidget(self.right_splitter)
+        self.main_splitter.setStretchFactor(0, 3)
+        self.main_splitter.setStretchFactor(1, 5)
+        self.main_splitter.setStretchFactor(2, 3)
+        self.main_splitter.setSizes([480, 660, 360])
+        for splitter in (self.left_splitter, self.right_splitter, self.main_splitter):
+            splitter.setChildrenCollapsible(False)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(6, 6, 6, 0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.main_splitter, 1)
+        self.setCentralWidget(central)
+        self.resize(1500, 900)
+
+    def _action(
+        self, text: str, slot: object, shortcut: QKeySequence | str | None = None, tip: str = ""
+    ) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        style = self.style()
+        menu = self.menuBar()
+
+        file_menu = menu.addMenu("&File")
+        file_menu.addAction(
+            self._action("&Open schema…", self.open_schema_dialog, QKeySequence.StandardKey.Open)
+        )
+        file_menu.addAction(
+            self._action("&Save schema", self.save_schema, QKeySequence.StandardKey.Save)
+        )
+        file_menu.addAction(
+            self._action("Save schema &as…", self.save_schema_as, QKeySequence.StandardKey.SaveAs)
+        )
+        self.recent_menu = file_menu.addMenu("&Recent files")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(
+            self._action(
+                "Open &model (GGUF)…",
+                self.settings_panel.browse_model,
+                tip="Choose the GGUF model file to decode with",
+            )
+        )
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
+
+        edit_menu = menu.addMenu("&Edit")
+        editor = self.schema_editor.editor
+        self.undo_action = self._action(
+            "&Undo schema edit", editor.undo, QKeySequence.StandardKey.Undo
+        )
+        self.redo_action = self._action(
+            "&Redo schema edit", editor.redo, QKeySequence.StandardKey.Redo
+        )
+        self.undo_action.setEnabled(False)
+        self.redo_action.setEnabled(False)
+        editor.undoAvailable.connect(self.undo_action.setEnabled)
+        editor.redoAvailable.connect(self.redo_action.setEnabled)
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+
+        examples_menu = menu.addMenu("E&xamples")
+        self.example_actions: dict[str, QAction] = {}
+        for example in examples():
+            action = self._action(
+                example.title,
+                lambda _=False, ex=example: self.load_example(ex),
+                tip=f"Load the {example.name} schema and its prompt",
+            )
+            examples_menu.addAction(action)
+            self.example_actions[example.name] = action
+
+        run_menu = menu.addMenu("&Run")
+        self.run_action = self._action(
+            "&Run", self.run, "Ctrl+Return", "Decode the prompt under the schema (Ctrl+Enter)"
+        )
+        self.run_action.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_MediaPlay))
+        self.stop_action = self._action(
+            "&Stop", self.stop, "Esc", "Stop after the current token (Esc)"
+        )
+        self.stop_action.setIcon(style.standardIcon(QStyle.StandardPixmap.SP_MediaStop))
+        self.stop_action.setEnabled(False)
+        run_menu.addAction(self.run_action)
+        run_menu.addAction(self.stop_action)
+
+        view_menu = menu.addMenu("&View")
+        self.log_action = self._action(
+            "&Log-scale valid mass",
+            self.step_chart.set_log_scale,
+            tip="Show the valid-mass plot on a logarithmic axis",
+        )
+        self.log_action.setCheckable(True)
+        view_menu.addAction(self.log_action)
+
+        help_menu = menu.addMenu("&Help")
+        help_menu.addAction(self._action("&About Maskscope", self._about))
+
+        toolbar = QToolBar("Run", self)
+        toolbar.setObjectName("runToolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.addAction(self.run_action)
+        toolbar.addAction(self.stop_action)
+        toolbar.addSeparator()
+        toolbar.addAction(self.log_action)
+        self.addToolBar(toolbar)
+
+    def _connect(self) -> None:
+        c = self.controller
+        c.sig_state.connect(self.status.showMessage)
+        c.sig_model_loaded.connect(self._on_model_loaded)
+        c.sig_step.connect(self._on_step)
+        c.sig_finished.connect(self._on_finished)
+        c.sig_error.connect(self._on_error)
+        c.sig_run_ended.connect(self._on_run_ended)
+        self.settings_panel.sig_model_changed.connect(self.controller.load)
+        self.schema_editor.editor.document().modificationChanged.connect(self.setWindowModified)
+
+    def _restore(self) -> None:
+        s = self.store
+        self.settings_panel.set_settings(s.model_settings(), s.generation_settings())
+        schema, prompt, path = s.draft()
+        if schema is None:
+            first = examples()[0]
+            schema, prompt, path = first.schema_text, first.prompt, None
+        # Initial text needs no undo history: plain setPlainText is right here.
+        self.schema_editor.editor.setPlainText(schema)
+        self.prompt_pane.editor.setPlainText(prompt or "")
+        self.schema_editor.check_now()
+        self._set_path(path)
+        self.log_action.setChecked(s.log_scale())
+        self.step_chart.set_log_scale(s.log_scale())
+        if (geometry := s.geometry("window")) is not None:
+            self.restoreGeometry(geometry)
+        if (state := s.geometry("window_state")) is not None:
+            self.restoreState(state)
+        for key, splitter in self._splitters().items():
+            if (state := s.geometry(key)) is not None:
+                splitter.restoreState(state)
+
+    def _splitters(self) -> dict[str, QSplitter]:
+        return {
+            "main_splitter": self.main_splitter,
+            "left_splitter": self.left_splitter,
+            "right_splitter": self.right_splitter,
+            "chart_splitter": self.step_chart.splitter,
+        }
+
+    def _save_state(self) -> None:
+        s = self.store
+        s.set_geometry("window", self.saveGeometry())
+        s.set_geometry("window_state", self.saveState())
+        for key, splitter in self._splitters().items():
+            s.set_geometry(key, splitter.saveState())
+        s.set_run_settings(
+            self.settings_panel.model_settings(), self.settings_panel.generation_settings()
+        )
+        s.set_draft(self.schema_editor.text(), self.prompt_pane.text(), self.current_path)
+        s.set_log_scale(self.log_action.isChecked())
+        s.sync()
+
+    # --- files and examples ----------------------------------------------------------------
+    def _set_path(self, path: str | None) -> None:
+        self.current_path = path
+        name = Path(path).name if path else "untitled schema"
+        self.setWindowTitle(f"{name}[*] — Maskscope")
+
+    def load_example(self, example: Example) -> None:
+        """Replace schema and prompt as undoable edits: Ctrl+Z in either brings back the
+        user's text, so an example never costs unsaved work."""
+        had_text = bool(self.schema_editor.text().strip())
+        self.schema_editor.set_text(example.schema_text)
+        self.prompt_pane.set_text(example.prompt)
+        self._set_path(None)  # Save must not write the example over the user's file
+        hint = " — Undo restores the previous schema" if had_text else ""
+        self.status.showMessage(f"Loaded example “{example.title}”{hint}", 8000)
+
+    def open_schema_dialog(self) -> None:
+        start = str(Path(self.current_path).parent) if self.current_path else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open schema", start, SCHEMA_FILTER)
+        if path:
+            self.open_schema(path)
+
+    def open_schema(self, path: str) -> bool:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            self._report("Cannot open schema", f"{path}: {e}")
+            return False
+        self.schema_editor.set_text(text)  # undoable, like an example
+        self.schema_editor.editor.document().setModified(False)
+        self._set_path(path)
+        self.store.add_recent_file(path)
+        return True
+
+    def open_prompt(self, path: str) -> bool:
+        try:
+            self.prompt_pane.set_text(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            self._report("Cannot open prompt", f"{path}: {e}")
+            return False
+        return True
+
+    def save_schema(self) -> bool:
+        if self.current_path is None:
+            return self.save_schema_as()
+        return self._write_schema(self.current_path)
+
+    def save_schema_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save schema as", self.current_path or "", SCHEMA_FILTER
+        )
+        return bool(path) and self._write_schema(path)
+
+    def _write_schema(self, path: str) -> bool:
+        try:
+            Path(path).write_text(self.schema_editor.text(), encoding="utf-8")
+        except OSError as e:
+            self._report("Cannot save schema", f"{path}: {e}")
+            return False
+        self.schema_editor.editor.document().setModified(False)
+        self._set_path(path)
+        self.store.add_recent_file(path)
+        self.status.showMessage(f"Saved {path}", 5000)
+        return True
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.store.recent_files()
+        for path in recent:
+            self.recent_menu.addAction(path, lambda p=path: self.open_schema(p))
+        if recent:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", self.store.clear_recent_files)
+        else:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    # --- running ---------------------------------------------------------------------------
+    def run(self) -> bool:
+        """Start a run; False when one is going on or the schema is already known bad."""
+        if self.controller.running:
+            return False
+        self.banner.hide()
+        self.last_result = None
+        self.last_error = None
+        schema_text = self.schema_editor.text()
+        try:  # cheap local check: a bad schema is reported without waking the worker
+            parse_schema(schema_text)
+        except MaskscopeError as e:
+            self._on_error(e.kind, e.message)
+            return False
+        model, generation = (
+            self.settings_panel.model_settings(),
+            self.settings_panel.generation_settings(),
+        )
+        self.store.set_run_settings(model, generation)
+        self.step_chart.clear()
+        self.output_view.start_run()
+        self.status.run_started()
+        self.controller.start(RunRequest(schema_text, self.prompt_pane.text(), model, generation))
+        self._set_running(True)
+        return True
+
+    def stop(self) -> None:
+        if self.controller.running:
+            self.controller.stop()
+            self.status.showMessage("Stopping after the current token…")
+
+    def _set_running(self, running: bool) -> None:
+        self.run_action.setEnabled(not running)
+        self.stop_action.setEnabled(running)
+
+    def _preload_model(self) -> None:
+        self.controller.load(self.settings_panel.model_settings())
+
+    def _on_model_loaded(self, info: ModelInfo) -> None:
+        self.status.set_model(info)
+        if not self.controller.running:  # a preload: replace "Loading model…"
+            self.status.showMessage(f"Model loaded: {info.name}", 5000)
+        self.settings_panel.set_chat_template_available(info.has_chat_template)
+
+    def _on_step(self, record: StepRecord) -> None:
+        self.step_chart.push(record)
+        self.output_view.append_piece(record.token_piece)
+        self.status.step()
+
+    def _on_finished(self, result: RunResult) -> None:
+        self.last_result = result
+        self.step_chart.redraw()  # draw the last step now, not on the next timer tick
+        self.output_view.show_result(result)
+        self.status.set_speed(result.tokens_per_s)
+        self.status.showMessage(f"Finished: {verdict(result)[0]} · {result.n_tokens} tokens", 0)
+
+    def _on_error(self, kind: str, message: str) -> None:
+        self.last_error = (kind, message)
+        self._report(f"{kind[:1].upper()}{kind[1:]} error", message)
+        self.output_view.show_error(kind, message)
+        if kind == GrammarError.kind:
+            self.schema_editor.show_error(f"Grammar error: {message}")
+        elif kind in (SchemaSyntaxError.kind, SchemaInvalidError.kind):
+            self.schema_editor.check_now()  # puts the marker on the offending line
+
+    def _on_run_ended(self) -> None:
+        self._set_running(False)
+        self.sig_run_ended.emit()
+
+    def _report(self, title: str, message: str) -> None:
+        """Errors go to the banner and the status bar, never to a modal box or a traceback."""
+        self.last_report = f"{title}: {message}"
+        self.banner.show_message(title, message)
+        self.status.showMessage(f"{title}: {message}", 0)
+
+    def _about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About Maskscope",
+            "<b>Maskscope</b><p>A playground for constrained decoding: watch how "
+            "a JSON Schema's grammar masks a language model's next-token "
+            "choices, step by step.</p>",
+        )
+
+    # --- shutdown --------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        # Stop and wait for the worker (at most one token or one model load), then keep
+        # the schema and prompt as a draft so quitting never loses edits.
+        self.controller.shutdown()
+        self._save_state()
+        event.accept()

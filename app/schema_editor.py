@@ -1,0 +1,252 @@
+"""JSON-Schema editor: monospace text, line numbers, JSON colours and a live error marker.
+
+The schema is re-checked with ``engine.schema.parse_schema`` 300 ms after the last
+keystroke. An error only decorates the text (ExtraSelections) and fills the label under
+it; editing is never blocked.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QRect, QRegularExpression, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QSyntaxHighlighter,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+
+from app.text_edit import replace_all_undoable, use_monospace
+from app.theme import chart_colors, is_dark
+from engine.errors import SchemaInvalidError, SchemaSyntaxError
+from engine.schema import parse_schema
+
+CHECK_DELAY_MS = 300
+
+
+class JsonHighlighter(QSyntaxHighlighter):
+    """Colours keys, strings, numbers and literals; a line-by-line regex pass is enough
+    for JSON because no JSON token spans a line break."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        dark = is_dark()
+        colors = {
+            "key": "#9cdcfe" if dark else "#0451a5",
+            "string": "#ce9178" if dark else "#a31515",
+            "number": "#b5cea8" if dark else "#098658",
+            "literal": "#569cd6" if dark else "#0000ff",
+            "punct": "#a0a0a0" if dark else "#707070",
+        }
+        patterns = [  # later rules win, so keys come after plain strings
+            ("punct", r"[{}\[\],:]"),
+            ("number", r"-?\b\d+(\.\d+)?([eE][+-]?\d+)?\b"),
+            ("literal", r"\b(true|false|null)\b"),
+            ("string", r'"(?:[^"\\]|\\.)*"'),
+            ("key", r'"(?:[^"\\]|\\.)*"(?=\s*:)'),
+        ]
+        self._rules: list[tuple[QRegularExpression, QTextCharFormat]] = []
+        for kind, pattern in patterns:
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(colors[kind]))
+            if kind == "key":
+                fmt.setFontWeight(600)
+            self._rules.append((QRegularExpression(pattern), fmt))
+
+    def highlightBlock(self, text: str) -> None:
+        for regex, fmt in self._rules:
+            matches = regex.globalMatch(text)
+            while matches.hasNext():
+                m = matches.next()
+                self.setFormat(m.capturedStart(), m.capturedLength(), fmt)
+
+
+class _LineNumberArea(QWidget):
+    def __init__(self, editor: CodeEditor) -> None:
+        super().__init__(editor)
+        self._editor = editor
+
+    def sizeHint(self) -> QSize:
+        return QSize(self._editor.line_number_width(), 0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        self._editor.paint_line_numbers(event)
+
+
+class CodeEditor(QPlainTextEdit):
+    """QPlainTextEdit with a line-number gutter; the error line's number turns red."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        use_monospace(self)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self._gutter = _LineNumberArea(self)
+        self._error_line: int | None = None  # 1-based
+        self.blockCountChanged.connect(self._update_gutter_width)
+        self.updateRequest.connect(self._update_gutter)
+        self._update_gutter_width()
+
+    def set_error_line(self, line: int | None) -> None:
+        self._error_line = line
+        self._gutter.update()
+
+    def line_number_width(self) -> int:
+        digits = max(2, len(str(self.blockCount())))
+        return 10 + self.fontMetrics().horizontalAdvance("9") * digits
+
+    def paint_line_numbers(self, event: QPaintEvent) -> None:
+        painter = QPainter(self._gutter)
+        palette = self.palette()
+        painter.fillRect(event.rect(), palette.alternateBase())
+        block = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        height = self.fontMetrics().height()
+        error_color = chart_colors().bad
+        while block.isValid() and top <= event.rect().bottom():
+            if block.isVisible():
+                number = block.blockNumber() + 1
+                painter.setPen(
+                    error_color if number == self._error_line else palette.placeholderText().color()
+                )
+                painter.drawText(
+                    0,
+                    top,
+                    self._gutter.width() - 5,
+                    height,
+                    Qt.AlignmentFlag.AlignRight,
+                    str(number),
+                )
+            top += round(self.blockBoundingRect(block).height())
+            block = block.next()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        r = self.contentsRect()
+        self._gutter.setGeometry(QRect(r.left(), r.top(), self.line_number_width(), r.height()))
+
+    def _update_gutter_width(self) -> None:
+        self.setViewportMargins(self.line_number_width(), 0, 0, 0)
+
+    def _update_gutter(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self._gutter.scroll(0, dy)
+        else:
+            self._gutter.update(0, rect.y(), self._gutter.width(), rect.height())
+
+
+class SchemaEditor(QWidget):
+    """Editor plus the status line under it. Emits sig_checked(ok) after each check."""
+
+    sig_checked = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.editor = CodeEditor(self)
+        self.editor.setObjectName("schemaEditor")
+        self.editor.setPlaceholderText('{"type": "object", "properties": {…}}')
+        self._highlighter = JsonHighlighter(self.editor.document())
+        self.message = QLabel(self)
+        self.message.setObjectName("schemaMessage")
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+        )
+        self.message.linkActivated.connect(self._jump_to)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        title = QLabel("<b>JSON Schema</b>", self)
+        layout.addWidget(title)
+        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.message)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(CHECK_DELAY_MS)
+        self._timer.timeout.connect(self.check_now)
+        self.editor.textChanged.connect(self._timer.start)
+        self.error_position: tuple[int, int] | None = None  # (line, column) of the marker
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Replace the text as one undoable step and check it straight away."""
+        replace_all_undoable(self.editor, text)
+        self.check_now()
+
+    def check_now(self) -> bool:
+        self._timer.stop()
+        try:
+            parse_schema(self.text())
+        except SchemaSyntaxError as e:
+            self.show_error(f"JSON syntax error: {e.message}", e.line, e.column)
+            return False
+        except SchemaInvalidError as e:
+            self.show_error(f"Invalid schema: {e.message}", e.line)
+            return False
+        self._set_marker(None, None)
+        self._set_message("✓ valid JSON Schema", ok=True)
+        self.sig_checked.emit(True)
+        return True
+
+    def show_error(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        """Mark an error (also used for grammar errors reported by a run)."""
+        self._set_marker(line, column)
+        where = ""
+        if line is not None:
+            where = f' <a href="{line}:{column or 1}">go to line {line}</a>'
+        self._set_message(f"✗ {html.escape(message)}{where}", ok=False)
+        self.sig_checked.emit(False)
+
+    def _set_message(self, html: str, ok: bool) -> None:
+        colors = chart_colors()
+        self.message.setStyleSheet(f"color: {(colors.ok if ok else colors.bad).name()};")
+        self.message.setText(html)
+
+    def _set_marker(self, line: int | None, column: int | None) -> None:
+        self.error_position = (line, column or 1) if line is not None else None
+        self.editor.set_error_line(line)
+        if line is None:
+            self.editor.setExtraSelections([])
+            return
+        doc = self.editor.document()
+        block = doc.findBlockByNumber(max(0, min(line - 1, doc.blockCount() - 1)))
+        colors = chart_colors()
+
+        whole_line = QTextEdit.ExtraSelection()
+        background = QColor(colors.bad)
+        background.setAlpha(40)
+        whole_line.format.setBackground(background)
+        whole_line.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        whole_line.cursor = QTextCursor(block)
+
+        # Underline from the error column to the end of the line (at least one character,
+        # so an error at the very end of the text is still visible).
+        spot = QTextEdit.ExtraSelection()
+        spot.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        spot.format.setUnderlineColor(colors.bad)
+        spot.format.setBackground(background)
+        cursor = QTextCursor(block)
+        col = max(0, min((column or 1) - 1, block.length() - 1))
+        cursor.setPosition(block.position() + col)
+        end = block.position() + max(col + 1, block.length() - 1)
+        cursor.setPosition(min(end, doc.characterCount() - 1), QTextCursor.MoveMode.KeepAnchor)
+        spot.cursor = cursor
+        self.editor.setExtraSelections([whole_line, spot])
+
+    def _jump_to(self, link: str) -> None:
+        line, column = (int(v) for v in link.split(":"))
+        block = self.editor.document().findBlockByNumber(line - 1)
+        cursor = QTextCursor(block)
+        cursor.setPosition(block.position() + max(0, min(column - 1, block.length() - 1)))
+        self.editor.setTextCursor(cursor)
+        self.editor.setFocus()

@@ -1,0 +1,190 @@
+"""Model and generation settings, turned into engine.settings dataclasses on demand."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLineEdit,
+    QSpinBox,
+    QToolButton,
+    QWidget,
+)
+
+from engine.settings import BACKENDS, GenerationSettings, ModelSettings
+
+GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
+
+
+class SettingsPanel(QGroupBox):
+    """Emits sig_model_changed(ModelSettings) when the model file or GPU layers change,
+    so the window can load the new model before the next run."""
+
+    sig_model_changed = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Settings", parent)
+        self._model_base = ModelSettings()  # carries n_ctx/n_threads, which have no widget
+        self._last_model: ModelSettings | None = None
+
+        self.model_path = QLineEdit(self)
+        self.model_path.setObjectName("modelPath")
+        self.model_path.setPlaceholderText("bundled Gemma 3 270M (Q4_K_M)")
+        self.model_path.setClearButtonEnabled(True)
+        self.model_path.setToolTip("GGUF model file. Leave empty for the bundled default model.")
+        browse = QToolButton(self)
+        browse.setText("Browse…")
+        browse.setToolTip("Choose a GGUF model file")
+        browse.clicked.connect(self.browse_model)
+        path_row = QHBoxLayout()
+        path_row.setContentsMargins(0, 0, 0, 0)
+        path_row.addWidget(self.model_path, 1)
+        path_row.addWidget(browse)
+
+        self.gpu_layers = QSpinBox(self)
+        self.gpu_layers.setRange(-1, 999)
+        self.gpu_layers.setSpecialValueText("all")
+        self.gpu_layers.setToolTip(
+            "Layers to offload to the GPU: -1 (“all”) offloads every "
+            "layer, 0 keeps the model on the CPU. Ignored by CPU-only "
+            "builds of llama.cpp."
+        )
+
+        self.backend = QComboBox(self)
+        self.backend.addItems(BACKENDS)
+        self.backend.setToolTip(
+            "Mask backend: llguidance computes the exact valid-token set "
+            "from the grammar; llamacpp asks llama.cpp's GBNF sampler "
+            "token by token."
+        )
+
+        self.temperature = QDoubleSpinBox(self)
+        self.temperature.setRange(0.0, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setDecimals(2)
+        self.temperature.setSpecialValueText("0 (greedy)")
+        self.temperature.setToolTip(
+            "Sampling temperature. 0 always picks the most probable valid token."
+        )
+
+        self.seed = QSpinBox(self)
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setToolTip(
+            "Random seed: the same seed, prompt and settings give the same output."
+        )
+
+        self.max_tokens = QSpinBox(self)
+        self.max_tokens.setRange(1, 8192)
+        self.max_tokens.setToolTip(
+            "Stop after this many tokens. A run cut off here is reported "
+            "as truncated and never counts as valid."
+        )
+
+        self.top_k = QSpinBox(self)
+        self.top_k.setRange(1, 50)
+        self.top_k.setToolTip(
+            "How many candidate tokens per step the chart shows (before and "
+            "after masking). Does not change sampling."
+        )
+
+        self.exact_mask = QCheckBox("Exact mask (llamacpp)", self)
+        self.exact_mask.setToolTip(
+            "llamacpp backend only: check every vocabulary token against "
+            "the grammar, not just the probable head. Slower, but the "
+            "valid mass becomes exact."
+        )
+        self.cross_check = QCheckBox("Cross-check backends", self)
+        self.cross_check.setToolTip(
+            "Also compute the other backend's mask each step and report "
+            "tokens the two disagree on. Slower."
+        )
+        self.chat_template = QCheckBox("Use chat template", self)
+        self.chat_template.setToolTip(
+            "Wrap the prompt in the model's own chat template (for instruction-tuned models)."
+        )
+
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Model:", path_row)
+        form.addRow("GPU layers:", self.gpu_layers)
+        form.addRow("Backend:", self.backend)
+        form.addRow("Temperature:", self.temperature)
+        form.addRow("Seed:", self.seed)
+        form.addRow("Max tokens:", self.max_tokens)
+        form.addRow("Top-K shown:", self.top_k)
+        form.addRow(self.exact_mask)
+        form.addRow(self.cross_check)
+        form.addRow(self.chat_template)
+
+        self.backend.currentTextChanged.connect(self._update_enabled)
+        self.model_path.editingFinished.connect(self._emit_if_model_changed)
+        self.gpu_layers.editingFinished.connect(self._emit_if_model_changed)
+        self.set_settings(ModelSettings(), GenerationSettings())
+
+    def model_settings(self) -> ModelSettings:
+        path = self.model_path.text().strip() or None
+        return dataclasses.replace(
+            self._model_base, path=path, n_gpu_layers=self.gpu_layers.value()
+        )
+
+    def generation_settings(self) -> GenerationSettings:
+        return GenerationSettings(
+            max_tokens=self.max_tokens.value(),
+            temperature=self.temperature.value(),
+            seed=self.seed.value(),
+            top_k=self.top_k.value(),
+            backend=self.backend.currentText(),
+            # Only the llamacpp backend has a non-exact mode; the box is greyed out otherwise.
+            exact_mask=self.exact_mask.isChecked() and self.backend.currentText() == "llamacpp",
+            cross_check=self.cross_check.isChecked(),
+            chat_template=self.chat_template.isChecked(),
+        )
+
+    def set_settings(self, model: ModelSettings, generation: GenerationSettings) -> None:
+        self._model_base = model
+        self.model_path.setText(model.path or "")
+        self.gpu_layers.setValue(model.n_gpu_layers)
+        self.max_tokens.setValue(generation.max_tokens)
+        self.temperature.setValue(generation.temperature)
+        self.seed.setValue(generation.seed)
+        self.top_k.setValue(generation.top_k)
+        if generation.backend in BACKENDS:
+            self.backend.setCurrentText(generation.backend)
+        self.exact_mask.setChecked(generation.exact_mask)
+        self.cross_check.setChecked(generation.cross_check)
+        self.chat_template.setChecked(generation.chat_template)
+        self._last_model = self.model_settings()
+        self._update_enabled()
+
+    def set_model_path(self, path: str) -> None:
+        self.model_path.setText(path)
+        self._emit_if_model_changed()
+
+    def browse_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open model", self.model_path.text(), GGUF_FILTER
+        )
+        if path:
+            self.set_model_path(path)
+
+    def set_chat_template_available(self, available: bool) -> None:
+        self.chat_template.setEnabled(available)
+        if not available:
+            self.chat_template.setChecked(False)
+
+    def _update_enabled(self) -> None:
+        self.exact_mask.setEnabled(self.backend.currentText() == "llamacpp")
+
+    def _emit_if_model_changed(self) -> None:
+        current = self.model_settings()
+        if current != self._last_model:
+            self._last_model = current
+            self.sig_model_changed.emit(current)

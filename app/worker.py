@@ -1,0 +1,217 @@
+"""The one place where work crosses threads.
+
+A QThread runs :class:`_Worker`, which owns the loaded model, compiles the schema and
+drains ``engine.decode.generate``. The GUI thread talks to it only through
+:class:`RunController`: requests go in as queued signals, results come back as queued
+signals, and Stop is a ``threading.Event`` that the generator polls between steps. The
+GUI thread therefore never waits on the model, except in :meth:`RunController.shutdown`,
+which waits at most one decoding step (or one model load) when the window closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+
+from engine.decode import generate
+from engine.errors import MaskscopeError
+from engine.grammar import compile_schema
+from engine.model import Model
+from engine.records import FinishReason, RunResult
+from engine.settings import GenerationSettings, ModelSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    schema_text: str
+    prompt: str
+    model: ModelSettings
+    generation: GenerationSettings
+
+
+class ModelCache:
+    """Keeps one loaded model and reloads it only when its ModelSettings change.
+
+    Only one thread uses it at a time: the worker thread while it runs, or whoever calls
+    :meth:`close` after that thread has stopped. Tests share one cache between windows so
+    the model loads once per session.
+    """
+
+    def __init__(self) -> None:
+        self._settings: ModelSettings | None = None
+        self._model: Model | None = None
+
+    def get(self, settings: ModelSettings) -> Model:
+        if self._model is not None and self._settings == settings:
+            return self._model
+        self.close()  # free the old weights before loading new ones
+        self._model = Model.load(settings)
+        self._settings = settings
+        return self._model
+
+    def close(self) -> None:
+        if self._model is not None:
+            self._model.close()
+        self._model = None
+        self._settings = None
+
+
+class _Worker(QObject):
+    """Lives in the worker thread; each slot is one job and ends with sig_idle."""
+
+    sig_state = Signal(str)
+    sig_model_loaded = Signal(object)  # ModelInfo
+    sig_step = Signal(object)  # StepRecord
+    sig_finished = Signal(object)  # RunResult
+    sig_error = Signal(str, str)  # kind, message
+    sig_idle = Signal()
+
+    def __init__(self, cache: ModelCache, stop: threading.Event) -> None:
+        super().__init__()
+        self._cache = cache
+        self._stop = stop
+
+    @Slot(object)
+    def load(self, settings: ModelSettings) -> None:
+        try:
+            self._load(settings)
+        except MaskscopeError as e:
+            self.sig_error.emit(e.kind, e.message)
+        except Exception as e:  # a bug must not kill the thread; the UI shows one line
+            log.exception("model load failed")
+            self.sig_error.emit("internal", f"{type(e).__name__}: {e}")
+        finally:
+            self.sig_idle.emit()
+
+    @Slot(object)
+    def run(self, request: RunRequest) -> None:
+        try:
+            self.sig_finished.emit(self._run(request))
+        except MaskscopeError as e:
+            self.sig_error.emit(e.kind, e.message)
+        except Exception as e:
+            log.exception("run failed")
+            self.sig_error.emit("internal", f"{type(e).__name__}: {e}")
+        finally:
+            self.sig_idle.emit()
+
+    def _load(self, settings: ModelSettings) -> Model:
+        self.sig_state.emit("Loading model…")
+        model = self._cache.get(settings)
+        self.sig_model_loaded.emit(model.info)
+        return model
+
+    def _run(self, request: RunRequest) -> RunResult:
+        # Compile first: a schema error should show at once, not after a model load.
+        self.sig_state.emit("Compiling schema…")
+        compiled = compile_schema(request.schema_text)
+        model = self._load(request.model)
+        if self._stop.is_set():
+            return RunResult(
+                text="",
+                finish_reason=FinishReason.CANCELLED,
+                n_tokens=0,
+                message="stopped before the first token",
+            )
+        self.sig_state.emit("Decoding…")
+        steps = generate(model, compiled, request.prompt, request.generation, self._stop.is_set)
+        while True:
+            try:
+                record = next(steps)
+            except StopIteration as done:
+                return done.value
+            self.sig_step.emit(record)
+
+
+class RunController(QObject):
+    """GUI-thread handle on the worker thread.
+
+    Signals (all delivered in the GUI thread):
+      sig_state(str)            what the worker is doing now, for the status bar
+      sig_model_loaded(object)  ModelInfo of the model a job loaded or reused
+      sig_step(object)          one StepRecord per generated token
+      sig_finished(object)      RunResult; ends a run that got as far as decoding
+      sig_error(str, str)       (kind, message); ends a job that failed
+      sig_run_ended()           after a run's sig_finished or sig_error; .running is False
+    """
+
+    sig_state = Signal(str)
+    sig_model_loaded = Signal(object)
+    sig_step = Signal(object)
+    sig_finished = Signal(object)
+    sig_error = Signal(str, str)
+    sig_run_ended = Signal()
+
+    _request_run = Signal(object)
+    _request_load = Signal(object)
+
+    def __init__(self, cache: ModelCache | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._owns_cache = cache is None
+        self._cache = cache if cache is not None else ModelCache()
+        self._stop = threading.Event()
+        # The worker runs jobs one after another in request order, so a FIFO of job kinds
+        # tells which job each sig_idle ends. A run may queue behind a model load.
+        self._jobs: deque[str] = deque()
+        self._thread = QThread()
+        self._thread.setObjectName("maskscope-worker")
+        self._worker = _Worker(self._cache, self._stop)
+        self._worker.moveToThread(self._thread)
+        self._thread.finished.connect(self._worker.deleteLater)
+        # Receivers live in different threads, so these connections are queued.
+        self._request_run.connect(self._worker.run)
+        self._request_load.connect(self._worker.load)
+        self._worker.sig_idle.connect(self._on_idle)
+        for name in ("sig_state", "sig_model_loaded", "sig_step", "sig_finished", "sig_error"):
+            getattr(self._worker, name).connect(getattr(self, name))
+        self._thread.start()
+        # Belt and braces: a QThread destroyed while running aborts the process, so the
+        # thread also ends if the application quits without closing the window first.
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    @property
+    def running(self) -> bool:
+        """A run is queued or in progress (model loads alone do not count)."""
+        return "run" in self._jobs
+
+    def start(self, request: RunRequest) -> bool:
+        """Queue a run; False (and nothing queued) while another run is in progress."""
+        if self.running or not self._thread.isRunning():
+            return False
+        self._stop.clear()
+        self._jobs.append("run")
+        self._request_run.emit(request)
+        return True
+
+    def load(self, settings: ModelSettings) -> bool:
+        """Load (or reuse) a model ahead of the first run so the status bar can name it.
+        Refused during a run, which loads the model it needs itself."""
+        if self.running or not self._thread.isRunning():
+            return False
+        self._jobs.append("load")
+        self._request_load.emit(settings)
+        return True
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def shutdown(self) -> None:
+        """Stop any run, wait for the thread to end, and free the model if this owns it."""
+        self._stop.set()
+        self._thread.quit()
+        self._thread.wait()
+        if self._owns_cache:
+            self._cache.close()
+
+    @Slot()
+    def _on_idle(self) -> None:
+        if self._jobs.popleft() == "run":
+            self.sig_run_ended.emit()

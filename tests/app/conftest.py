@@ -1,0 +1,71 @@
+"""Fixtures for the window tests: a throw-away settings file per test and one model for all.
+
+The tests drive real widgets against the real engine and the bundled default model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from app.main_window import MainWindow
+from app.settings_store import SettingsStore
+from app.worker import ModelCache
+from engine.examples import Example, load_example
+from engine.settings import GenerationSettings
+
+RUN_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="session")
+def model_cache() -> Iterator[ModelCache]:
+    """One loaded model shared by every window: loading once keeps the suite fast."""
+    cache = ModelCache()
+    yield cache
+    cache.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SettingsStore:
+    return SettingsStore(QSettings(str(tmp_path / "maskscope.ini"), QSettings.Format.IniFormat))
+
+
+@pytest.fixture
+def window(qtbot, store: SettingsStore, model_cache: ModelCache) -> MainWindow:
+    win = MainWindow(store=store, cache=model_cache)
+    qtbot.addWidget(win)  # pytest-qt closes it afterwards, which stops the worker
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+@pytest.fixture
+def use_example() -> Callable[..., Example]:
+    """Load an example and deterministic generation settings into a window."""
+
+    def use(window: MainWindow, name: str, **generation: Any) -> Example:
+        example = load_example(name)
+        window.load_example(example)
+        settings = GenerationSettings(temperature=0.0, seed=0, **generation)
+        window.settings_panel.set_settings(window.settings_panel.model_settings(), settings)
+        return example
+
+    return use
+
+
+@pytest.fixture
+def run_to_end(qtbot) -> Callable[[MainWindow], None]:
+    """Start a run and wait until the window says it ended."""
+
+    def run(window: MainWindow) -> None:
+        with qtbot.waitSignal(window.sig_run_ended, timeout=RUN_TIMEOUT_MS):
+            assert window.run()
+
+    return run

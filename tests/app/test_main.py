@@ -1,0 +1,59 @@
+"""The `maskscope gui` entry point, run as a real process the way a user or `make` would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from PySide6.QtGui import QImage
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "resources" / "examples"
+
+
+def run_gui(tmp_path: Path, *args: str, timeout: int = 60) -> subprocess.CompletedProcess:
+    """python -m app.main with its own settings folder, so the user's are never touched."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    return subprocess.run(
+        [sys.executable, "-m", "app.main", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_autorun_screenshot_and_quit(tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    proc = run_gui(
+        tmp_path,
+        "--schema",
+        str(EXAMPLES / "currency.schema.json"),
+        "--prompt-file",
+        str(EXAMPLES / "currency.prompt.txt"),
+        "--autorun",
+        "--screenshot",
+        str(shot),
+        "--quit-after-run",
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    image = QImage(str(shot))
+    assert image.width() > 800 and image.height() > 500
+
+
+def test_missing_schema_file_exits_nonzero(tmp_path: Path) -> None:
+    proc = run_gui(tmp_path, "--schema", str(tmp_path / "missing.json"), "--quit-after-run")
+    assert proc.returncode == 2
+    assert "missing.json" in proc.stderr
+
+
+def test_undecodable_schema_file_exits_nonzero(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes(b'{"title": "caf\xe9"}')
+    proc = run_gui(tmp_path, "--schema", str(bad), "--quit-after-run")
+    assert proc.returncode == 2
+    assert "Cannot open schema" in proc.stderr

@@ -1,0 +1,60 @@
+"""Bad input is reported in the window, never as a crash, and the user's text stays put."""
+
+from __future__ import annotations
+
+from app.main_window import MainWindow
+
+RUN_TIMEOUT_MS = 120_000
+BROKEN_JSON = (
+    '{\n  "type": "object",\n  "properties": {\n    "a": {"type": "string"}\n  }\n  "x": 1\n}'
+)
+
+
+def test_invalid_json_is_marked_while_typing(qtbot, window: MainWindow) -> None:
+    editor = window.schema_editor
+    editor.editor.setPlainText(BROKEN_JSON)  # the debounced check runs without a call
+    qtbot.waitUntil(lambda: editor.error_position is not None, timeout=3000)
+    line, column = editor.error_position
+    assert line == 6 and column == 3
+    assert "line 6" in editor.message.text()
+    assert editor.editor.extraSelections()  # the underline
+    assert not window.run()  # Run refuses, and says why
+    assert window.banner.isVisible()
+    assert window.last_error is not None and window.last_error[0] == "JSON syntax"
+    assert editor.text() == BROKEN_JSON
+
+    editor.editor.setPlainText('{"type": "object"}')
+    qtbot.waitUntil(lambda: editor.error_position is None, timeout=3000)
+    assert not editor.editor.extraSelections()
+
+
+def test_invalid_schema_reported_on_run(qtbot, window: MainWindow) -> None:
+    window.schema_editor.editor.setPlainText('{"type": 5}')
+    assert not window.run()
+    assert window.last_error is not None and window.last_error[0] == "invalid schema"
+    assert "error" in window.output_view.badge.text()
+    assert window.banner.isVisible() and "5" in window.banner.label.text()
+    assert window.schema_editor.error_position is not None
+    assert window.schema_editor.text() == '{"type": 5}'
+    assert window.run_action.isEnabled()
+
+
+def test_missing_model_reported(qtbot, window: MainWindow, tmp_path) -> None:
+    window.settings_panel.model_path.setText(str(tmp_path / "missing.gguf"))
+    with qtbot.waitSignal(window.sig_run_ended, timeout=RUN_TIMEOUT_MS):
+        assert window.run()
+    assert window.last_result is None
+    kind, message = window.last_error
+    assert kind == "model" and "missing.gguf" in message
+    assert window.banner.isVisible()
+    assert "model error" in window.output_view.badge.text()
+    assert window.run_action.isEnabled()
+
+
+def test_corrupt_model_reported(qtbot, window: MainWindow, tmp_path) -> None:
+    fake = tmp_path / "corrupt.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 60)
+    window.settings_panel.model_path.setText(str(fake))
+    with qtbot.waitSignal(window.sig_run_ended, timeout=RUN_TIMEOUT_MS):
+        assert window.run()
+    assert window.last_error is not None and window.last_error[0] == "model"

@@ -1,0 +1,76 @@
+"""Runs through the window with the real model: results, charts, Stop, and closing mid-run."""
+
+from __future__ import annotations
+
+from app.main_window import MainWindow
+from engine.records import FinishReason
+
+RUN_TIMEOUT_MS = 120_000
+
+
+def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, run_to_end) -> None:
+    use_example(window, "currency", max_tokens=40)
+    run_to_end(window)
+
+    result = window.last_result
+    assert window.last_error is None
+    assert result is not None and result.valid, result
+    assert window.output_view.badge.text() == "✓ valid"
+    assert window.output_view.pretty.toPlainText().strip().startswith("{")
+    assert window.output_view.raw.toPlainText() == result.text
+
+    chart = window.step_chart
+    assert len(chart.records) == result.n_tokens > 0
+    raw_bars = len(chart.raw_valid_bars.opts["height"]) + len(chart.raw_masked_bars.opts["height"])
+    assert raw_bars > 0
+    assert len(chart.after_bars.opts["height"]) > 0
+    ticks = chart.bar_plot.getAxis("bottom")._tickLevels
+    assert ticks and len(ticks[0]) == raw_bars
+    xs, _ = chart.mass_curve.getData()
+    assert len(xs) == result.n_tokens
+
+    # Every step of the finished run can be revisited, and the mass plot follows it.
+    chart.slider.setValue(0)
+    assert chart.current_line.value() == chart.records[0].step
+    assert window.run_action.isEnabled() and not window.stop_action.isEnabled()
+    assert "tok/s" in window.status.speed_label.text()
+    assert window.status.model_label.text().startswith("model: ")
+
+
+def test_stop_cancels_and_window_stays_usable(window: MainWindow, use_example, run_to_end) -> None:
+    use_example(window, "person", max_tokens=200)
+    window.settings_panel.temperature.setValue(1.0)  # keeps the model talking for a while
+    stopped = []
+
+    def stop_on_first_step(_record: object) -> None:
+        if not stopped:
+            stopped.append(True)
+            window.stop_action.trigger()
+
+    window.controller.sig_step.connect(stop_on_first_step)
+    run_to_end(window)
+    window.controller.sig_step.disconnect(stop_on_first_step)
+
+    result = window.last_result
+    assert result is not None, window.last_error
+    assert result.finish_reason is FinishReason.CANCELLED
+    assert result.n_tokens < 200
+    assert "stopped" in window.output_view.badge.text()
+
+    use_example(window, "currency", max_tokens=40)
+    run_to_end(window)
+    assert window.last_result is not None and window.last_result.valid
+
+
+def test_close_mid_run_stops_the_worker(qtbot, store, model_cache, use_example) -> None:
+    window = MainWindow(store=store, cache=model_cache)
+    window.show()
+    use_example(window, "person", max_tokens=200)
+    with qtbot.waitSignal(window.controller.sig_step, timeout=RUN_TIMEOUT_MS):
+        assert window.run()
+    window.close()  # must wait for the worker thread, not crash or hang
+    assert not window.controller._thread.isRunning()
+    # The schema and prompt survive as a draft for the next start.
+    schema, prompt, _ = store.draft()
+    assert schema is not None and '"name"' in schema
+    assert prompt is not None and prompt.strip()
