@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QW
 
 from app.text_edit import replace_all_undoable, use_monospace
 from app.theme import chart_colors, is_dark
+from engine.coverage import unenforced_keywords
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
 from engine.schema import parse_schema
 
@@ -186,7 +187,7 @@ class SchemaEditor(QWidget):
     def check_now(self) -> bool:
         self._timer.stop()
         try:
-            parse_schema(self.text())
+            schema = parse_schema(self.text())
         except SchemaSyntaxError as e:
             self.show_error(f"JSON syntax error: {e.message}", e.line, e.column)
             return False
@@ -194,7 +195,20 @@ class SchemaEditor(QWidget):
             self.show_error(f"Invalid schema: {e.message}", e.line)
             return False
         self._set_marker(None, None)
-        self._set_message("✓ valid JSON Schema", ok=True)
+        gaps = unenforced_keywords(schema)
+        if gaps:
+            # Valid, but the grammar will not hold the model to these keywords: say so now,
+            # not after a run produces a value that breaks them.
+            names = ", ".join(sorted({g.keyword for g in gaps}))
+            self._set_message(
+                f"✓ valid JSON Schema · ⚠ not enforced by the grammar: {html.escape(names)}",
+                ok=True,
+                warn=True,
+            )
+            self.message.setToolTip("\n".join(str(g) for g in gaps))
+        else:
+            self._set_message("✓ valid JSON Schema", ok=True)
+            self.message.setToolTip("")
         self.sig_checked.emit(True)
         return True
 
@@ -204,12 +218,14 @@ class SchemaEditor(QWidget):
         where = ""
         if line is not None:
             where = f' <a href="{line}:{column or 1}">go to line {line}</a>'
+        self.message.setToolTip("")
         self._set_message(f"✗ {html.escape(message)}{where}", ok=False)
         self.sig_checked.emit(False)
 
-    def _set_message(self, html: str, ok: bool) -> None:
+    def _set_message(self, html: str, ok: bool, warn: bool = False) -> None:
         colors = chart_colors()
-        self.message.setStyleSheet(f"color: {(colors.ok if ok else colors.bad).name()};")
+        color = colors.warn if warn else colors.ok if ok else colors.bad
+        self.message.setStyleSheet(f"color: {color.name()};")
         self.message.setText(html)
 
     def _set_marker(self, line: int | None, column: int | None) -> None:

@@ -58,3 +58,12 @@ def test_log_scale_toggle(qtbot, window: MainWindow) -> None:
     assert window.step_chart.mass_plot.getPlotItem().ctrl.logYCheck.isChecked()
     window.log_action.trigger()
     assert not window.step_chart.mass_plot.getPlotItem().ctrl.logYCheck.isChecked()
+
+
+def test_unenforced_keywords_are_flagged_while_typing(qtbot, window: MainWindow) -> None:
+    schema = window.schema_editor
+    schema.set_text('{"type": "integer", "minimum": 0, "multipleOf": 5}')
+    assert "not enforced by the grammar: minimum, multipleOf" in schema.message.text()
+    assert "$: `minimum` is not enforced" in schema.message.toolTip()
+    schema.set_text('{"type": "integer"}')
+    assert schema.message.text() == "✓ valid JSON Schema"
