@@ -12,7 +12,11 @@ CMAKE_ARGS_vulkan := -DGGML_VULKAN=on
 
 STAMP := $(VENV)/.installed-$(GPU)
 
-.PHONY: run test bench lint format screenshot setup model clean
+# Qt's X11 (xcb) platform plugin loads these; minimal Debian/Ubuntu systems may lack some.
+QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 \
+	libxkbcommon-x11-0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 libegl1
+
+.PHONY: run test bench lint format screenshot setup model sysdeps clean
 
 setup: $(STAMP) model
 
@@ -36,8 +40,24 @@ endif
 model: $(STAMP)
 	$(BIN)/maskscope setup
 
-run: setup
+run: setup sysdeps
 	$(BIN)/maskscope gui
+
+# Installs the window's system libraries with apt where they are missing (root or sudo);
+# elsewhere it only names them. Tests run offscreen and do not need them.
+sysdeps:
+	@if command -v dpkg-query >/dev/null 2>&1; then \
+		missing=""; \
+		for p in $(QT_XCB_DEBS) $(EXTRA_DEBS); do \
+			dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+		done; \
+		if [ -n "$$missing" ]; then \
+			echo ">> Installing system libraries for Qt:$$missing"; \
+			if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+			$$SUDO apt-get install -y $$missing || { $$SUDO apt-get update && $$SUDO apt-get install -y $$missing; } \
+				|| echo ">> Could not install:$$missing. The window may not open without them."; \
+		fi; \
+	fi
 
 test: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
@@ -54,7 +74,8 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 # A real screenshot of a finished run, for the README (needs Debian's xvfb).
-screenshot: setup
+screenshot: EXTRA_DEBS = xvfb xauth
+screenshot: setup sysdeps
 	xvfb-run -a -s "-screen 0 1600x1000x24" $(BIN)/maskscope gui \
 		--schema resources/examples/currency.schema.json \
 		--prompt-file resources/examples/currency.prompt.txt \
