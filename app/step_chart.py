@@ -324,7 +324,8 @@ class StepChart(QWidget):
 def _describe(record: StepRecord, n_steps: int) -> str:
     mass = f"{record.valid_mass:.3f}"
     if record.valid_mass_bound > 0:
-        mass = f"≥ {mass} (±{record.valid_mass_bound:.3f})"
+        # Head-first checking (llamacpp): the unchecked tail bounds the error.
+        mass = f"≥ {mass} (exact to {record.valid_mass_bound:.1e})"
     n_valid = f"{record.n_valid}" if record.n_valid_exact else f"≥ {record.n_valid}"
     text = (
         f"step <b>{record.step}</b> of {n_steps} · chose "
@@ -334,9 +335,15 @@ def _describe(record: StepRecord, n_steps: int) -> str:
     )
     d = record.disagreement
     if d is not None and (d.n_only_primary or d.n_only_secondary):
+
+        def examples(cands: tuple) -> str:
+            shown = ", ".join(html.escape(c.text) for c in cands[:4])
+            return f" (e.g. {shown})" if shown else ""
+
         text += (
-            f"<br>⚠ backends disagree: {d.n_only_primary} allowed only by {d.primary}, "
-            f"{d.n_only_secondary} only by {d.secondary}"
+            f"<br>⚠ backends disagree: {d.n_only_primary} allowed only by {d.primary}"
+            f"{examples(d.only_primary)}, {d.n_only_secondary} only by {d.secondary}"
+            f"{examples(d.only_secondary)}"
         )
     return text
 
