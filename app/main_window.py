@@ -34,9 +34,11 @@ from engine.errors import GrammarError, MaskscopeError, SchemaInvalidError, Sche
 from engine.examples import Example, examples
 from engine.model import ModelInfo
 from engine.records import RunResult, StepRecord
+from engine.runfile import SavedRun, load_run, save_run
 from engine.schema import parse_schema
 
 SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"
+RUN_FILTER = "Maskscope run (*.json);;All files (*)"
 
 
 class MainWindow(QMainWindow):
@@ -55,6 +57,10 @@ class MainWindow(QMainWindow):
         self.last_result: RunResult | None = None
         self.last_error: tuple[str, str] | None = None  # (kind, message) of the last run
         self.last_report = ""  # the last message shown in the banner
+        # What the current run was started with, and its records, for File > Save run.
+        self._run_inputs: tuple[str, str] = ("", "")
+        self._run_records: list[StepRecord] = []
+        self._model_name = ""
 
         self.schema_editor = SchemaEditor(self)
         self.prompt_pane = PromptPane(self)
@@ -128,6 +134,23 @@ class MainWindow(QMainWindow):
         )
         self.recent_menu = file_menu.addMenu("&Recent files")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        self.save_run_action = self._action(
+            "Save &run…",
+            self.save_run_dialog,
+            "Ctrl+Shift+R",
+            tip="Save the last run's steps and result, to replay them without a model",
+        )
+        self.save_run_action.setEnabled(False)
+        file_menu.addAction(self.save_run_action)
+        file_menu.addAction(
+            self._action(
+                "Open r&un…",
+                self.open_run_dialog,
+                "Ctrl+Shift+O",
+                tip="Replay a saved run in the chart and output views",
+            )
+        )
         file_menu.addSeparator()
         file_menu.addAction(
             self._action(
@@ -296,6 +319,57 @@ class MainWindow(QMainWindow):
             return False
         return True
 
+    # --- saved runs ------------------------------------------------------------------------
+    def save_run_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save run", "run.json", RUN_FILTER)
+        if path:
+            self.save_run(path)
+
+    def save_run(self, path: str) -> bool:
+        if self.last_result is None:
+            return False
+        schema_text, prompt = self._run_inputs
+        run = SavedRun(
+            schema_text, prompt, self._model_name, tuple(self._run_records), self.last_result
+        )
+        try:
+            save_run(path, run)
+        except MaskscopeError as e:
+            self._report("Cannot save run", e.message)
+            return False
+        self.status.showMessage(f"Saved run to {path}", 5000)
+        return True
+
+    def open_run_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open run", "", RUN_FILTER)
+        if path:
+            self.open_run(path)
+
+    def open_run(self, path: str) -> bool:
+        """Replay a saved run; schema and prompt come back as undoable edits."""
+        if self.controller.running:
+            self._report("Cannot open run", "a run is in progress; stop it first")
+            return False
+        try:
+            run = load_run(path)
+        except MaskscopeError as e:
+            self._report("Cannot open run", e.message)
+            return False
+        self.banner.hide()
+        self.schema_editor.set_text(run.schema_text)
+        self.prompt_pane.set_text(run.prompt)
+        self._set_path(None)
+        self.step_chart.clear()
+        self.output_view.start_run()
+        for record in run.records:
+            self.step_chart.push(record)
+            self.output_view.append_piece(record.token_piece)
+        self._run_inputs, self._run_records = (run.schema_text, run.prompt), list(run.records)
+        self._model_name = run.model
+        self._on_finished(run.result)
+        self.status.showMessage(f"Replaying a saved run of {run.model} from {path}", 0)
+        return True
+
     def save_schema(self) -> bool:
         if self.current_path is None:
             return self.save_schema_as()
@@ -349,6 +423,8 @@ class MainWindow(QMainWindow):
             self.settings_panel.generation_settings(),
         )
         self.store.set_run_settings(model, generation)
+        self._run_inputs, self._run_records = (schema_text, self.prompt_pane.text()), []
+        self.save_run_action.setEnabled(False)
         self.step_chart.clear()
         self.output_view.start_run()
         self.status.run_started()
@@ -369,18 +445,21 @@ class MainWindow(QMainWindow):
         self.controller.load(self.settings_panel.model_settings())
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
+        self._model_name = info.name
         self.status.set_model(info)
         if not self.controller.running:  # a preload: replace "Loading model…"
             self.status.showMessage(f"Model loaded: {info.name}", 5000)
         self.settings_panel.set_chat_template_available(info.has_chat_template)
 
     def _on_step(self, record: StepRecord) -> None:
+        self._run_records.append(record)
         self.step_chart.push(record)
         self.output_view.append_piece(record.token_piece)
         self.status.step()
 
     def _on_finished(self, result: RunResult) -> None:
         self.last_result = result
+        self.save_run_action.setEnabled(True)
         self.step_chart.redraw()  # draw the last step now, not on the next timer tick
         self.output_view.show_result(result)
         self.status.set_speed(result.tokens_per_s)

@@ -74,3 +74,28 @@ def test_close_mid_run_stops_the_worker(qtbot, store, model_cache, use_example) 
     schema, prompt, _ = store.draft()
     assert schema is not None and '"name"' in schema
     assert prompt is not None and prompt.strip()
+
+
+def test_saved_run_replays_without_a_model(
+    qtbot, window: MainWindow, use_example, run_to_end, tmp_path, store, model_cache
+) -> None:
+    use_example(window, "currency", max_tokens=40)
+    assert not window.save_run_action.isEnabled()
+    run_to_end(window)
+    path = tmp_path / "run.json"
+    assert window.save_run(str(path))
+
+    other = MainWindow(store=store, cache=model_cache)
+    qtbot.addWidget(other)
+    other.schema_editor.set_text('{"type": "string"}')
+    assert other.open_run(str(path))
+    assert [r.token_id for r in other.step_chart.records] == [
+        r.token_id for r in window.step_chart.records
+    ]
+    assert other.output_view.raw.toPlainText() == window.last_result.text
+    assert other.output_view.badge.text() == "✓ valid"
+    other.undo_action.trigger()  # the schema the replay replaced comes back
+    assert other.schema_editor.text() == '{"type": "string"}'
+
+    assert not other.open_run(str(tmp_path / "missing.json"))
+    assert "run file not found" in other.last_report
