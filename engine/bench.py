@@ -1,0 +1,632 @@
+"""`maskscope bench`: what constrained decoding costs per step, both backends side by side.
+
+One run on one loaded model measures, with the same prompts, steps, seed and temperature:
+
+- each mask backend through `engine.decode.generate`, split per step into the forward pass,
+  the mask and everything else (the wall time between two yielded StepRecords, minus those
+  two); backends alternate first/second per workload so load changes hit both alike;
+- a plain unconstrained loop (forward pass + sample from softmax) on the same Model;
+- llama-cpp-python's own grammar-constrained `create_completion` (the "peer");
+- compiling a schema into a ready backend, and the one-off llguidance tokenizer build;
+- memory over a long run, and the app's chart and GUI-thread responsiveness.
+
+Step 0 is left out of every per-step number: its forward pass is the prompt's. Runs may end
+before the step limit (the grammar completes, or an end token): medians are over all steps
+gathered. Targets are printed next to the numbers but never fail the command.
+
+The Qt measurements run in fresh processes, so the rest stays headless and a crash in Qt or
+app code costs those numbers only (reported as null with a note).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from engine.cli import add_model_arguments, model_settings
+from engine.decode import generate
+from engine.errors import MaskscopeError
+from engine.examples import load_example
+from engine.grammar import CompiledSchema, compile_schema
+from engine.masking import make_backend
+from engine.masking.llguidance import tokenizer_for
+from engine.model import Model
+from engine.records import StepRecord
+from engine.settings import BACKENDS, GenerationSettings, ModelSettings
+
+SCHEMA_DIR = Path(str(files("resources.bench")))
+SCHEMA_PROMPT = "Produce a realistic JSON example of the following kind of record.\nJSON:"
+TEMPERATURE = 0.7
+SEED = 0
+DEFAULT_STEPS = 64
+QUICK_STEPS, QUICK_SCHEMAS, QUICK_RSS_STEPS = 8, 2, 60
+RSS_STEPS = 500
+# No JSON string closes before 4000 characters, so the memory run always reaches its steps.
+LONG_SCHEMA = {"type": "string", "minLength": 4000}
+LONG_PROMPT = "Write a long story as one JSON string.\nJSON:"
+CHART_SIZE = (660, 820)  # about the chart pane of the default window
+LAG_PROBE_MS = 10
+QT_TIMEOUT_S = 300
+
+# (path in the result, upper bound): printed as met/missed, never asserted.
+TARGETS: tuple[tuple[str, float], ...] = (
+    ("backends.llguidance.overhead_ratio", 0.05),  # the default backend
+    ("backends.llamacpp.overhead_ratio", 0.25),
+    ("backends.llguidance.compile_ms_p50", 50.0),
+    ("backends.llamacpp.compile_ms_p50", 50.0),
+    ("chart_update_ms_p50", 8.0),
+    ("gui_max_lag_ms", 50.0),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    schema_text: str
+    prompt: str
+
+
+@dataclass(slots=True)
+class BackendSamples:
+    """Per-step times (ms) of one backend over all workloads."""
+
+    forward: list[float] = field(default_factory=list)
+    mask: list[float] = field(default_factory=list)
+    other: list[float] = field(default_factory=list)
+    step: list[float] = field(default_factory=list)
+    compile: list[float] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Samples:
+    backends: dict[str, BackendSamples] = field(
+        default_factory=lambda: {name: BackendSamples() for name in BACKENDS}
+    )
+    unconstrained_step: list[float] = field(default_factory=list)
+    peer_tokens: int = 0
+    peer_s: float = 0.0
+
+
+# -- workload -----------------------------------------------------------------------------
+
+
+def load_workloads(n_schemas: int) -> list[Workload]:
+    """The currency and invoice examples, then the first n bundled schemas by file name."""
+    files = sorted(SCHEMA_DIR.glob("*.json"))
+    if len(files) < n_schemas:
+        raise MaskscopeError(f"the bench needs {n_schemas} schemas in {SCHEMA_DIR}")
+    examples = [load_example(name) for name in ("currency", "invoice")]
+    return [Workload(e.name, e.schema_text, e.prompt) for e in examples] + [
+        Workload(f.stem, f.read_text(encoding="utf-8"), SCHEMA_PROMPT) for f in files[:n_schemas]
+    ]
+
+
+def _ms_since(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def _progress(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+# -- measurements in this process ------------------------------------------------------------
+
+
+def compile_ms(model: Model, text: str, backend: str) -> float:
+    """Schema text to a backend ready for its first mask."""
+    t0 = time.perf_counter()
+    make_backend(backend, model, compile_schema(text)).close()
+    return _ms_since(t0)
+
+
+def constrained_run(
+    model: Model,
+    compiled: CompiledSchema,
+    prompt: str,
+    backend: str,
+    steps: int,
+    into: BackendSamples,
+) -> None:
+    settings = GenerationSettings(
+        max_tokens=steps, temperature=TEMPERATURE, seed=SEED, backend=backend
+    )
+    last: float | None = None
+    for record in generate(model, compiled, prompt, settings):
+        now = time.perf_counter()
+        if last is not None:
+            wall = (now - last) * 1000.0
+            into.step.append(wall)
+            into.forward.append(record.forward_ms)
+            into.mask.append(record.mask_ms)
+            into.other.append(wall - record.forward_ms - record.mask_ms)
+        last = now
+
+
+def _sample(logits: np.ndarray, rng: np.random.Generator) -> int:
+    scaled = logits * np.float32(1.0 / TEMPERATURE)
+    cdf = np.cumsum(np.exp(scaled - scaled.max()), dtype=np.float64)
+    return int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(cdf) - 1))
+
+
+def unconstrained_run(model: Model, prompt: str, steps: int) -> list[float]:
+    """Step times (ms) of the plainest loop on the same Model: forward pass, then sample."""
+    rng = np.random.default_rng(SEED)
+    model.reset()
+    model.eval_prompt(model.tokenize(prompt, add_special=True))
+    times: list[float] = []
+    last: float | None = None
+    for _ in range(steps):
+        token = _sample(model.logits(), rng)
+        now = time.perf_counter()
+        if last is not None:
+            times.append((now - last) * 1000.0)
+        last = now
+        if model.is_eog(token):
+            break
+        model.eval_token(token)
+    return times
+
+
+def load_peer(model: Model) -> Any:
+    """llama-cpp-python's high-level Llama on the same file, threads and offload."""
+    from llama_cpp import Llama
+
+    return Llama(
+        model_path=str(model.path),
+        n_ctx=model.n_ctx,
+        n_gpu_layers=model.settings.n_gpu_layers,
+        n_threads=model.info.n_threads,
+        seed=SEED,
+        verbose=False,
+    )
+
+
+def peer_run(peer: Any, model: Model, prompt: str, schema: Any, steps: int) -> tuple[int, float]:
+    """(tokens, seconds) of one grammar-constrained create_completion, prompt excluded."""
+    from llama_cpp import LlamaGrammar
+
+    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    # The same prompt tokens as the engine's; passed as a list, they reach llama.cpp as is.
+    tokens = model.tokenize(prompt, add_special=True)
+    peer.reset()
+    # With the prompt already evaluated, create_completion reuses it (an exact prefix hit)
+    # and the timing holds the generated tokens only, like every other column.
+    peer.eval(tokens)
+    t0 = time.perf_counter()
+    out = peer.create_completion(
+        tokens, grammar=grammar, max_tokens=steps, temperature=TEMPERATURE, seed=SEED
+    )
+    return int(out["usage"]["completion_tokens"]), time.perf_counter() - t0
+
+
+def _rss_mb() -> float | None:
+    """Resident memory now; Linux only (None elsewhere)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    kb = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(kb) / 1024.0
+
+
+def _peak_rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024.0 * 1024.0) if sys.platform == "darwin" else peak / 1024.0
+
+
+def memory_run(model: Model, steps: int) -> tuple[dict[str, Any], list[StepRecord]]:
+    """A long run of the default backend that keeps every record, as the window does.
+
+    It runs right after the model load and tokenizer build, before the peer model and Qt
+    load, so the peak is what one window-like process needs.
+    """
+    compiled = compile_schema(json.dumps(LONG_SCHEMA))
+    settings = GenerationSettings(max_tokens=steps, temperature=TEMPERATURE, seed=SEED)
+    checkpoints = (steps // 5, steps)
+    rss: dict[int, float | None] = {}
+    records: list[StepRecord] = []
+    for record in generate(model, compiled, LONG_PROMPT, settings):
+        records.append(record)
+        if len(records) in checkpoints:
+            rss[len(records)] = _rss_mb()
+    found = {
+        "peak_rss_mb": _peak_rss_mb(),
+        "rss_mb_at_100": rss.get(checkpoints[0]),
+        "rss_mb_at_500": rss.get(checkpoints[1]),
+        "rss_checkpoints": list(checkpoints),
+    }
+    return found, records
+
+
+def run_workloads(model: Model, peer: Any, workloads: list[Workload], steps: int) -> Samples:
+    samples = Samples()
+    for i, workload in enumerate(workloads):
+        _progress(f"workload {i + 1}/{len(workloads)}: {workload.name}")
+        # A/B alternation, so that drifting load (and who runs on warm caches) hits both.
+        order = BACKENDS if i % 2 == 0 else BACKENDS[::-1]
+        for backend in order:
+            samples.backends[backend].compile.append(
+                compile_ms(model, workload.schema_text, backend)
+            )
+        compiled = compile_schema(workload.schema_text)
+        for backend in order:
+            constrained_run(
+                model, compiled, workload.prompt, backend, steps, samples.backends[backend]
+            )
+        samples.unconstrained_step += unconstrained_run(model, workload.prompt, steps)
+        tokens, seconds = peer_run(peer, model, workload.prompt, compiled.schema, steps)
+        samples.peer_tokens += tokens
+        samples.peer_s += seconds
+    return samples
+
+
+# -- Qt measurements, each in a fresh process --------------------------------------------------
+
+
+class FixedModelCache:
+    """Stands in for app.worker.ModelCache, so the app's worker decodes with a loaded model."""
+
+    def __init__(self, model: Model) -> None:
+        self._model = model
+
+    def get(self, settings: ModelSettings) -> Model:
+        return self._model
+
+    def close(self) -> None:
+        """The caller owns the model."""
+
+
+class LagProbe:
+    """A fast timer on the GUI thread: how late its ticks come is how long the GUI stalled."""
+
+    def __init__(self, timer: Any, interval_ms: int) -> None:
+        self.timer = timer
+        self.interval_ms = interval_ms
+        self.max_lag_ms = 0.0
+        self._last = 0.0
+        timer.setInterval(interval_ms)
+        timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.max_lag_ms = max(self.max_lag_ms, (now - self._last) * 1000.0 - self.interval_ms)
+        self._last = now
+
+
+def _qt_app() -> Any:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance() or QApplication([])
+
+
+def _shown_chart(app: Any) -> Any:
+    from app.step_chart import StepChart
+
+    chart = StepChart()
+    chart.resize(*CHART_SIZE)
+    chart.show()
+    app.processEvents()
+    return chart
+
+
+def chart_update_ms(records: list[StepRecord]) -> float:
+    """Median time to show one more StepRecord in the app's chart, paint included."""
+    app = _qt_app()
+    chart = _shown_chart(app)
+    times = []
+    for record in records:
+        t0 = time.perf_counter()
+        chart.push(record)  # only stores it and arms the ~30 fps redraw timer
+        chart.redraw()  # what that timer would run
+        app.processEvents()  # the paint itself
+        times.append(_ms_since(t0))
+    return float(np.median(times))
+
+
+def gui_max_lag_ms(settings: ModelSettings, workload: Workload, steps: int) -> float:
+    """Worst GUI-thread stall while the app's worker decodes and the chart draws each step."""
+    app = _qt_app()
+    from PySide6.QtCore import QEventLoop, Qt, QTimer
+
+    from app.worker import RunController, RunRequest
+
+    model = Model.load(settings)
+    tokenizer_for(model)  # built once per model, before any run, as the window's preload does
+    chart = _shown_chart(app)
+    controller = RunController(cache=FixedModelCache(model))
+    errors: list[str] = []
+    loop = QEventLoop()
+    controller.sig_step.connect(chart.push)
+    controller.sig_finished.connect(lambda _result: chart.redraw())
+    controller.sig_error.connect(lambda kind, message: errors.append(f"{kind}: {message}"))
+    controller.sig_run_ended.connect(loop.quit)
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    probe = LagProbe(timer, LAG_PROBE_MS)
+    generation = GenerationSettings(max_tokens=steps, temperature=TEMPERATURE, seed=SEED)
+    probe.start()
+    controller.start(RunRequest(workload.schema_text, workload.prompt, settings, generation))
+    loop.exec()
+    timer.stop()
+    controller.shutdown()
+    if errors:
+        raise RuntimeError(f"the run failed: {errors[0]}")
+    return probe.max_lag_ms
+
+
+def _child(send: Any, target: Callable[..., float], args: tuple) -> None:
+    try:
+        send.send(("ok", target(*args)))
+    except Exception as exc:  # whatever the app code raises becomes a note, not a crash
+        send.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}; its last words are on stderr"
+    return f"exit status {code}"
+
+
+def isolated(target: Callable[..., float], *args: Any) -> tuple[float | None, str | None]:
+    """target(*args) in a fresh process: (value, None), or (None, why there is no value)."""
+    ctx = multiprocessing.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, target, args), daemon=True)
+    proc.start()
+    send.close()
+    outcome: tuple[str, Any] = ("error", f"no answer within {QT_TIMEOUT_S} s")
+    try:
+        if receive.poll(QT_TIMEOUT_S):
+            outcome = receive.recv()
+    except EOFError:  # it died before answering
+        outcome = ("error", None)
+    proc.join(timeout=10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    status, payload = outcome
+    if status == "ok":
+        return float(payload), None
+    return None, payload or f"its process died ({_exit_text(proc.exitcode)})"
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(values, q)) if values else None
+
+
+def _rate(count: int, seconds: float) -> float | None:
+    return count / seconds if seconds > 0 else None
+
+
+def backend_summary(s: BackendSamples) -> dict[str, Any]:
+    step, forward = _pct(s.step, 50), _pct(s.forward, 50)
+    return {
+        "mask_ms_p50": _pct(s.mask, 50),
+        "mask_ms_p99": _pct(s.mask, 99),
+        "other_ms_p50": _pct(s.other, 50),
+        "forward_ms_p50": forward,
+        "step_ms_p50": step,
+        "overhead_ratio": (step - forward) / forward if step and forward else None,
+        "tokens_per_s": _rate(len(s.step), sum(s.step) / 1000.0),
+        "compile_ms_p50": _pct(s.compile, 50),
+        "n_steps": len(s.step),
+    }
+
+
+def sample_summary(samples: Samples) -> dict[str, Any]:
+    forward = [f for s in samples.backends.values() for f in s.forward]
+    plain = samples.unconstrained_step
+    return {
+        "forward_ms_p50": _pct(forward, 50),
+        "unconstrained_tokens_per_s": _rate(len(plain), sum(plain) / 1000.0),
+        "peer_tokens_per_s": _rate(samples.peer_tokens, samples.peer_s),
+        "backends": {name: backend_summary(s) for name, s in samples.backends.items()},
+    }
+
+
+def machine_info(model: Model) -> dict[str, Any]:
+    info = model.info
+    return {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "llama_cpp_python": version("llama-cpp-python"),
+        "llguidance": version("llguidance"),
+        "model": info.name,
+        "gpu_offload_supported": info.gpu_offload_supported,
+        "layers_offloaded": info.n_layers_offloaded,
+        "layers": info.n_layer + 1,
+        "offload": info.offload_label,
+        "llama_threads": info.n_threads,
+    }
+
+
+def _lookup(result: dict[str, Any], path: str) -> Any:
+    node: Any = result
+    for key in path.split("."):
+        node = node[key]
+    return node
+
+
+def target_report(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    report = {}
+    for path, bound in TARGETS:
+        value = _lookup(result, path)
+        report[path] = {"max": bound, "met": None if value is None else value <= bound}
+    return report
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+# -- the table ------------------------------------------------------------------------------
+
+_BACKEND_ROWS = (
+    ("forward ms p50", "forward_ms_p50"),
+    ("mask ms p50", "mask_ms_p50"),
+    ("mask ms p99", "mask_ms_p99"),
+    ("other ms p50 (step - forward - mask)", "other_ms_p50"),
+    ("step ms p50", "step_ms_p50"),
+    ("overhead ratio (step - forward) / fwd", "overhead_ratio"),
+    ("tokens/s", "tokens_per_s"),
+    ("compile ms p50 (schema -> backend)", "compile_ms_p50"),
+    ("steps measured", "n_steps"),
+)
+_LABEL, _CELL = 40, 15
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int) or abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def _cell(result: dict[str, Any], path: str) -> str:
+    text = _fmt(_lookup(result, path))
+    met = result["targets"].get(path, {}).get("met")
+    return text if met is None else f"{text} {'met' if met else 'missed'}"
+
+
+def _target(paths: Iterable[str]) -> str:
+    bounds = dict(TARGETS)
+    found = [f"≤ {bounds[p]:g}" for p in paths if p in bounds]
+    return " / ".join(dict.fromkeys(found))  # one bound when every column shares it
+
+
+def _row(label: str, cells: list[str], target: str, out: TextIO) -> None:
+    line = f"  {label:<{_LABEL}}" + "".join(f"{c:>{_CELL}}" for c in cells)
+    print(f"{line}   {target}".rstrip(), file=out)
+
+
+def print_table(result: dict[str, Any], out: TextIO) -> None:
+    m = result["machine"]
+    print(
+        f"Maskscope bench · {m['model']} · {m['offload']} · {m['cpu_count']} CPUs, "
+        f"{m['llama_threads']} llama.cpp thread(s)",
+        file=out,
+    )
+    print(
+        f"{result['n_workloads']} prompts (currency, invoice, {result['n_schemas']} schemas) "
+        f"× up to {result['steps']} steps · T={TEMPERATURE} · seed {SEED} · step 0 excluded",
+        file=out,
+    )
+    names = list(result["backends"])
+    print(file=out)
+    _row("per step", names, "target", out)
+    for label, key in _BACKEND_ROWS:
+        paths = [f"backends.{n}.{key}" for n in names]
+        _row(label, [_cell(result, p) for p in paths], _target(paths), out)
+    first, last = result["rss_checkpoints"]
+    print(file=out)
+    _row("whole run", ["", ""], "target", out)
+    for label, path in (
+        ("forward ms p50 (both backends)", "forward_ms_p50"),
+        ("unconstrained tokens/s (no grammar)", "unconstrained_tokens_per_s"),
+        ("peer tokens/s (llama-cpp-python)", "peer_tokens_per_s"),
+        ("llguidance tokenizer build ms (once)", "tokenizer_build_ms"),
+        ("chart update ms p50 (draw + paint)", "chart_update_ms_p50"),
+        ("GUI max lag ms (10 ms timer)", "gui_max_lag_ms"),
+        (f"peak RSS MB ({last}-step run)", "peak_rss_mb"),
+        (f"RSS MB at step {first}", "rss_mb_at_100"),
+        (f"RSS MB at step {last}", "rss_mb_at_500"),
+    ):
+        _row(label, [_cell(result, path), ""], _target([path]), out)
+    for note in result["notes"]:
+        print(f"note: {note}", file=out)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--steps", type=int, default=DEFAULT_STEPS, help="step limit per run (default 64)"
+    )
+    parser.add_argument(
+        "--schemas", type=int, default=20, help="how many of the 20 bundled schemas to run"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a tiny workload for tests: {QUICK_SCHEMAS} schemas × {QUICK_STEPS} steps, "
+        f"a {QUICK_RSS_STEPS}-step memory run",
+    )
+    add_model_arguments(parser)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.quick:
+        steps, n_schemas, long_steps = QUICK_STEPS, QUICK_SCHEMAS, QUICK_RSS_STEPS
+    else:
+        steps, n_schemas, long_steps = args.steps, args.schemas, RSS_STEPS
+    workloads = load_workloads(n_schemas)
+    settings = model_settings(args)
+    _progress("loading the model")
+    model = Model.load(settings)
+    t0 = time.perf_counter()
+    tokenizer_for(model)
+    tokenizer_ms = _ms_since(t0)
+    _progress(f"memory run: {long_steps} steps")
+    memory, records = memory_run(model, long_steps)
+    _progress("loading the peer: llama-cpp-python's Llama")
+    samples = run_workloads(model, load_peer(model), workloads, steps)
+    _progress(f"chart updates: {len(records)} records")
+    chart_ms, chart_note = isolated(chart_update_ms, records)
+    _progress("GUI lag probe")
+    invoice = next(w for w in workloads if w.name == "invoice")
+    lag_ms, lag_note = isolated(gui_max_lag_ms, settings, invoice, steps)
+    result = {
+        **sample_summary(samples),
+        "chart_update_ms_p50": chart_ms,
+        "gui_max_lag_ms": lag_ms,
+        **memory,
+        "tokenizer_build_ms": tokenizer_ms,
+        "machine": machine_info(model),
+        "steps": steps,
+        "n_schemas": n_schemas,
+        "n_workloads": len(workloads),
+    }
+    result["targets"] = target_report(result)
+    result["notes"] = [
+        f"{name}: {note}"
+        for name, note in (("chart_update_ms_p50", chart_note), ("gui_max_lag_ms", lag_note))
+        if note
+    ]
+    if args.json:
+        print(json.dumps(_rounded(result), indent=2))
+    else:
+        print_table(result, sys.stdout)
+    return 0
