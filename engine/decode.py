@@ -59,14 +59,15 @@ class _Stepper:
     def masked(self) -> tuple[MaskedView, float]:
         start = time.perf_counter()
         backend = self.primary
+        k = self.settings.top_k
         if backend.cheap_full_mask or self.settings.exact_mask:
-            view = self.dist.mask_full(backend.full_mask())
+            view = self.dist.mask_full(backend.full_mask(), k)
         else:
-            view = self.dist.mask_head(backend.check, HEAD_TAIL_EPS)
+            view = self.dist.mask_head(backend.check, HEAD_TAIL_EPS, k)
             if len(view.valid_sorted) == 0 or self._only_eog(view.valid_sorted):
                 # Nothing (or only an end token) in the head is valid: the answer may be in
                 # the tail, so check the whole vocabulary before deciding.
-                view = self.dist.mask_full(backend.full_mask())
+                view = self.dist.mask_full(backend.full_mask(), k)
         return view, (time.perf_counter() - start) * 1000.0
 
     def _only_eog(self, ids: np.ndarray) -> bool:
@@ -78,13 +79,10 @@ class _Stepper:
             return False
         return view.n_valid == int(view.full_mask[self.eog].sum())
 
-    def candidates(self, ids: np.ndarray, view: MaskedView) -> tuple[Candidate, ...]:
+    def candidates(
+        self, ids: np.ndarray, ok_all: np.ndarray, view: MaskedView
+    ) -> tuple[Candidate, ...]:
         p = self.dist.p
-        # Without a full mask, the ids come from the checked head, so membership in the
-        # valid part of the head decides.
-        ok_all = (
-            view.full_mask[ids] if view.full_mask is not None else np.isin(ids, view.valid_sorted)
-        )
         mass = view.valid_mass if view.valid_mass > 0 else 1.0
         out = []
         for tid, ok in zip(ids.tolist(), ok_all.tolist(), strict=True):
@@ -182,13 +180,16 @@ def generate(
                 out += piece
                 n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
             k = settings.top_k
+            raw_ids = stepper.dist.top_raw(k)
             record = StepRecord(
                 step=step,
                 token_id=token,
                 token_text=model.readable(token),
                 token_piece="" if is_end else piece.decode("utf-8", errors="replace"),
-                top_raw=stepper.candidates(stepper.dist.top_raw(k), view),
-                top_masked=stepper.candidates(view.valid_sorted[:k], view),
+                top_raw=stepper.candidates(raw_ids, stepper.dist.valid_flags(raw_ids, view), view),
+                top_masked=stepper.candidates(
+                    view.valid_sorted[:k], np.ones(min(k, len(view.valid_sorted)), bool), view
+                ),
                 valid_mass=view.valid_mass,
                 valid_mass_bound=view.mass_bound,
                 n_valid=view.n_valid,

@@ -7,9 +7,14 @@ holding all but a tiny tail of the mass) is found by thresholds, then sorted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+_EXP_FLOOR = np.float32(-87.0)
+# Up to this many valid tokens are ranked outright; beyond, only the head of P is sorted.
+_SMALL_VALID_SET = 4096
 
 
 @dataclass(slots=True)
@@ -23,6 +28,7 @@ class MaskedView:
     n_valid: int  # exact when n_valid_exact, else a lower bound
     n_valid_exact: bool
     full_mask: np.ndarray | None  # the whole mask, when it was computed
+    head_ok: np.ndarray | None = None  # without a full mask: validity of the head, in P order
 
 
 class Distribution:
@@ -32,39 +38,50 @@ class Distribution:
         self.n = n_vocab
         self.p = np.empty(n_vocab, dtype=np.float32)
         self._scaled = np.empty(n_vocab, dtype=np.float32)
-        self.total = 1.0
-        self.entropy = 0.0
+        self._log_z = 0.0
+        self._p_max = 1.0
         self._head: np.ndarray | None = None
         self._head_eps = 1.0
         self._tail_mass = 0.0
 
     def update(self, logits: np.ndarray, temperature: float) -> None:
-        """Greedy runs (T = 0) show the distribution at T = 1."""
+        """Greedy runs (T = 0) show the distribution at T = 1.
+
+        Five passes over the vocabulary; this sits on every step's critical path.
+        """
         inv_t = 1.0 / temperature if temperature > 0 else 1.0
         scaled = self._scaled
         np.multiply(logits, np.float32(inv_t), out=scaled)
         scaled -= scaled.max()
+        # exp() of anything below -87 underflows float32 and takes NumPy's slow path (2.5x);
+        # those tokens' probabilities are below 1e-38 either way.
+        np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=scaled)
         np.exp(scaled, out=self.p)
         z = float(self.p.sum(dtype=np.float64))
         self.p *= np.float32(1.0 / z)
-        # H = log Z - sum p * (l/T - max), since log p = (l/T - max) - log Z.
-        self.entropy = float(np.log(z) - np.dot(self.p, scaled))
-        self.total = float(self.p.sum(dtype=np.float64))
+        self._log_z = float(np.log(z))
+        self._p_max = 1.0 / z  # the maximum logit maps to exp(0) = 1
         self._head = None
         self._head_eps = 1.0
+
+    @property
+    def entropy(self) -> float:
+        """Of the raw distribution, in nats: H = log Z - sum p (l/T - max)."""
+        return self._log_z - float(np.dot(self.p, self._scaled))
 
     def head(self, tail_eps: float, min_count: int) -> tuple[np.ndarray, float]:
         """Token ids by descending P whose complement holds at most `tail_eps` of the mass.
 
-        Returns the ids and the exact mass left outside them.
+        Returns the ids and the mass left outside them (exact up to float32 rounding of
+        P, about 1e-7).
         """
         if self._head is not None and self._head_eps <= tail_eps and len(self._head) >= min_count:
             return self._head, self._tail_mass
         p = self.p
-        thr = float(p.max()) * 1e-3
+        thr = self._p_max * 1e-3
         while True:
             idx = np.flatnonzero(p >= thr)
-            tail = self.total - float(p[idx].sum(dtype=np.float64))
+            tail = 1.0 - float(p[idx].sum(dtype=np.float64))
             if (tail <= tail_eps and len(idx) >= min_count) or len(idx) == self.n:
                 break
             thr *= 1e-2 if thr > 1e-30 else 0.0
@@ -78,46 +95,48 @@ class Distribution:
 
     # -- masking --------------------------------------------------------------------
 
-    def mask_full(self, mask: np.ndarray) -> MaskedView:
-        """Exact view from a full-vocabulary bool mask."""
+    def mask_full(self, mask: np.ndarray, k: int) -> MaskedView:
+        """Exact view from a full-vocabulary bool mask; at least the top `k` valid are ranked."""
         p = self.p
         n_valid = int(np.count_nonzero(mask))
+        if n_valid <= _SMALL_VALID_SET:
+            # Structural positions ({, ", :, enum letters): rank the whole valid set.
+            ids = np.flatnonzero(mask)
+            order = ids[np.argsort(-p[ids], kind="stable")]
+            pv = p[order].astype(np.float64)
+            return MaskedView(order, pv, float(pv.sum()), 0.0, n_valid, True, mask)
         if n_valid <= self.n // 2:
-            ids = np.flatnonzero(mask)
-            valid_mass = float(p[ids].sum(dtype=np.float64))
-            if n_valid <= 65536:
-                order = ids[np.argsort(-p[ids], kind="stable")]
-                return MaskedView(
-                    order, p[order].astype(np.float64), valid_mass, 0.0, n_valid, True, mask
-                )
+            valid_mass = float(p[mask].sum(dtype=np.float64))
         else:
-            invalid = np.flatnonzero(~mask)
-            valid_mass = self.total - float(p[invalid].sum(dtype=np.float64))
+            valid_mass = 1.0 - float(p[~mask].sum(dtype=np.float64))
         # A large valid set: its most probable members are in the head of P.
-        order, _ = self.head(1e-4, 64)
+        order, _ = self.head(1e-3, k)
         head_valid = order[mask[order]]
-        if len(head_valid) < min(64, n_valid):
-            # Nearly all the valid mass sits outside the head: rank the valid set itself.
+        if len(head_valid) < min(k, n_valid):
+            # The valid mass sits outside the head: rank the valid set itself.
             ids = np.flatnonzero(mask)
-            top = ids[np.argpartition(-p[ids], 63)[:64]] if len(ids) > 64 else ids
+            top = ids[np.argpartition(-p[ids], k - 1)[:k]] if len(ids) > k else ids
             head_valid = top[np.argsort(-p[top], kind="stable")]
-        return MaskedView(
-            head_valid,
-            p[head_valid].astype(np.float64),
-            max(valid_mass, 0.0),
-            0.0,
-            n_valid,
-            True,
-            mask,
-        )
+        pv = p[head_valid].astype(np.float64)
+        return MaskedView(head_valid, pv, max(valid_mass, 0.0), 0.0, n_valid, True, mask)
 
-    def mask_head(self, check, tail_eps: float) -> MaskedView:
+    def mask_head(
+        self, check: Callable[[np.ndarray], np.ndarray], tail_eps: float, k: int
+    ) -> MaskedView:
         """View from checking only the head: valid mass exact to within `tail_eps`."""
-        order, tail = self.head(tail_eps, 16)
+        order, tail = self.head(tail_eps, k)
         ok = check(order)
         valid = order[ok]
         pv = self.p[valid].astype(np.float64)
-        return MaskedView(valid, pv, float(pv.sum()), tail, len(valid), tail == 0.0, None)
+        exact = len(order) == self.n  # only when the whole vocabulary was checked
+        return MaskedView(valid, pv, float(pv.sum()), tail, len(valid), exact, None, ok)
+
+    def valid_flags(self, ids: np.ndarray, view: MaskedView) -> np.ndarray:
+        """Validity of `ids`, which must be the top of P (as top_raw gives them)."""
+        if view.full_mask is not None:
+            return view.full_mask[ids]
+        # The head that mask_head checked starts with these same ids.
+        return view.head_ok[: len(ids)]
 
     # -- sampling -------------------------------------------------------------------
 

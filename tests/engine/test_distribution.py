@@ -25,7 +25,7 @@ def test_renormalisation_keeps_ratios_as_in_the_worked_example():
     probs = np.array([0.30, 0.10, 0.35, 0.25])
     d = _dist(np.log(probs).tolist())
     mask = np.array([True, True, False, False])
-    view = d.mask_full(mask)
+    view = d.mask_full(mask, 4)
     assert abs(view.valid_mass - 0.40) < 1e-6
     masked = view.p_valid_sorted / view.valid_mass
     assert np.allclose(masked, [0.75, 0.25], atol=1e-6)
@@ -38,14 +38,14 @@ def test_head_check_bounds_the_unchecked_mass():
     order, tail = d.head(1e-6, 10)
     assert tail <= 1e-6
     p = d.p.astype(np.float64)
-    assert abs(tail - (p.sum() - p[order].sum())) < 1e-9
+    assert abs(tail - (p.sum() - p[order].sum())) < 2e-7  # float32 rounding of P
     assert np.all(np.diff(p[order]) <= 0)  # most probable first
 
 
 def test_sampling_follows_the_masked_distribution():
     probs = np.array([0.5, 0.2, 0.05, 0.25])  # the currency example: U, E, G allowed, x not
     d = _dist(np.log(probs).tolist())
-    view = d.mask_full(np.array([True, True, True, False]))
+    view = d.mask_full(np.array([True, True, True, False]), 4)
     rng = np.random.default_rng(1)
     draws = np.bincount([d.sample(view, rng.random()) for _ in range(20000)], minlength=4)
     assert draws[3] == 0
@@ -59,12 +59,12 @@ def test_sampling_reaches_valid_tokens_beyond_the_head():
     d = _dist(logits.tolist())
     mask = np.zeros(2000, dtype=bool)
     mask[1000:] = True  # token 0 (the head) is invalid
-    view = d.mask_full(mask)
+    view = d.mask_full(mask, 4)
     picks = {d.sample(view, u) for u in np.linspace(0.0, 0.999, 50)}
     assert picks and all(1000 <= t < 2000 for t in picks)
 
 
 def test_greedy_takes_the_most_probable_valid_token():
     d = _dist([5.0, 4.0, 3.0])
-    view = d.mask_full(np.array([False, True, True]))
+    view = d.mask_full(np.array([False, True, True]), 3)
     assert d.sample(view, None) == 1
