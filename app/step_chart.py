@@ -10,6 +10,9 @@ linear or log-scale. A slider (or a click on this plot) revisits earlier steps.
 
 Records may arrive far faster than a screen refreshes, so they are only stored on
 arrival; a single-shot timer redraws at most ~30 times a second from the newest state.
+Each redraw touches only what changed: axes are cached as pixmaps and their tick texts,
+ranges and widths are only set when they differ, so one update is one cheap repaint
+rather than a re-layout plus a replay of every axis's tick labels.
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.theme import chart_colors
 from engine.records import Candidate, StepRecord
@@ -31,6 +42,8 @@ LABEL_CHARS = 9  # longer token texts are cut in the axis label; the tooltip has
 LOG_FLOOR = 1e-12  # log axes cannot show 0
 BAR_Y_TOP = 1.25
 STAGGER_ABOVE = 10  # with more slots than this, tick labels alternate between two rows
+MASS_SYMBOLS_UP_TO = 100  # past this many steps the mass curve is drawn without symbols
+MIN_MASS_STEPS = 10  # the mass plot is at least this many steps wide
 
 
 def chart_slots(record: StepRecord) -> list[Candidate]:
@@ -63,6 +76,12 @@ class StepChart(QWidget):
         self._follow = True  # keep showing the newest step while the run goes on
         self._slots: list[Candidate] = []
         self._log = False
+        # What the plots show now, so that a redraw only touches what changed.
+        self._ticks: list[tuple[float, str]] | None = None
+        self._bar_x_range: tuple[float, float] | None = None
+        self._mass_x_range: tuple[float, float] | None = None
+        self._mass_symbols = True
+        self._label_text = ""
 
         # --- bar chart of one step --------------------------------------------------------
         self.bar_plot = pg.PlotWidget(self)
@@ -113,6 +132,8 @@ class StepChart(QWidget):
         self.mass_plot.setLabel("bottom", "step")
         self.mass_plot.showGrid(x=True, y=True, alpha=0.15)
         self.mass_curve = self.mass_plot.plot([], [], symbol="o", symbolSize=5)
+        self.mass_curve.setClipToView(True)
+        self.mass_curve.setDownsampling(auto=True, method="peak")
         self.current_line = pg.InfiniteLine(angle=90, movable=False)
         self.mass_plot.addItem(self.current_line)
         self.current_line.hide()
@@ -165,6 +186,13 @@ class StepChart(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(REDRAW_MS)
         self._timer.timeout.connect(self.redraw)
+        for plot in (self.bar_plot, self.mass_plot):
+            plot.getPlotItem().vb.disableAutoRange()  # ranges are always set explicitly
+            for name in ("left", "bottom"):
+                # Repainting a bar or the curve then blits the axis (tick labels and grid)
+                # from a pixmap instead of replaying its drawing; the cache is dropped only
+                # when the axis itself changes (new ticks or range).
+                plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.apply_theme()
         QGuiApplication.styleHints().colorSchemeChanged.connect(self.apply_theme)
 
@@ -183,6 +211,7 @@ class StepChart(QWidget):
     def set_log_scale(self, on: bool) -> None:
         self._log = on
         self.mass_plot.setLogMode(y=on)
+        self._mass_x_range = None
         self._set_mass_range()
         self.redraw()
 
@@ -201,6 +230,10 @@ class StepChart(QWidget):
             self._shown = n - 1
         self._draw_bars()
         self._draw_mass()
+        for plot in (self.bar_plot, self.mass_plot):
+            # A new range is otherwise applied at the start of the next paint, and the items
+            # that move with it then ask for a second paint of the whole plot.
+            plot.getPlotItem().vb.prepareForPaint()
         self.slider.blockSignals(True)
         self.slider.setRange(0, max(0, n - 1))
         self.slider.setValue(self._shown or 0)
@@ -215,8 +248,8 @@ class StepChart(QWidget):
             for item in (self.raw_valid_bars, self.raw_masked_bars, self.after_bars):
                 item.setOpts(x=[], height=[])
             self.chosen_marker.setData([], [])
-            self._bar_axis.setTicks([[]])
-            self.step_label.setText("No steps yet: press Run.")
+            self._set_ticks([])
+            self._set_step_text("No steps yet: press Run.")
             return
         record = self.records[self._shown]
         self._slots = slots = chart_slots(record)
@@ -235,26 +268,47 @@ class StepChart(QWidget):
         else:
             self.chosen_marker.setData([], [])
         stagger = len(slots) > STAGGER_ABOVE
-        self._bar_axis.setTicks(
-            [[(float(i), axis_label(c, stagger and i % 2 == 1)) for i, c in enumerate(slots)]]
+        self._set_ticks(
+            [(float(i), axis_label(c, stagger and i % 2 == 1)) for i, c in enumerate(slots)]
         )
-        self.bar_plot.setXRange(-0.7, max(len(slots), 4) - 0.3, padding=0)
-        self.step_label.setText(_describe(record, len(self.records)))
+        x_range = (-0.7, max(len(slots), 4) - 0.3)
+        if x_range != self._bar_x_range:
+            self._bar_x_range = x_range
+            self.bar_plot.setXRange(*x_range, padding=0)
+        self._set_step_text(_describe(record, len(self.records)))
+
+    def _set_ticks(self, ticks: list[tuple[float, str]]) -> None:
+        # setTicks always drops the axis's picture and cache: skip it when nothing changed.
+        if ticks != self._ticks:
+            self._ticks = ticks
+            self._bar_axis.setTicks([ticks])
+
+    def _set_step_text(self, text: str) -> None:
+        if text != self._label_text:
+            self._label_text = text
+            self.step_label.setText(text)
 
     def _draw_mass(self) -> None:
         steps = np.array([r.step for r in self.records], dtype=float)
         mass = np.array([r.valid_mass for r in self.records], dtype=float)
         if self._log:
             mass = np.maximum(mass, LOG_FLOOR)
+        symbols = len(steps) <= MASS_SYMBOLS_UP_TO  # past that they only blur into a line
+        if symbols != self._mass_symbols:
+            self._mass_symbols = symbols
+            self.mass_curve.setSymbol("o" if symbols else None)
         self.mass_curve.setData(steps, mass)
         if self._shown is None:
             self.current_line.hide()
         else:
             self.current_line.setValue(self.records[self._shown].step)
             self.current_line.show()
-        first = steps[0] if len(steps) else 0.0
-        last = max(steps[-1] if len(steps) else 0.0, first + 9)  # at least ten steps wide
-        self.mass_plot.setXRange(first - 0.5, last + 0.5, padding=0)
+        first = float(steps[0]) if len(steps) else 0.0
+        last = max(float(steps[-1]) if len(steps) else 0.0, first + MIN_MASS_STEPS - 1)
+        x_range = (first - 0.5, last + 0.5)
+        if x_range != self._mass_x_range:
+            self._mass_x_range = x_range
+            self.mass_plot.setXRange(*x_range, padding=0)
 
     def _set_mass_range(self) -> None:
         if self._log:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Generator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -90,6 +91,41 @@ class _Stepper:
             out.append(Candidate(tid, self.model.readable(tid), pr, pr / mass if ok else 0.0, ok))
         return tuple(out)
 
+    def record(
+        self,
+        step: int,
+        token: int,
+        view: MaskedView,
+        mask_ms: float,
+        forward_ms: float,
+        n_chars: int,
+        disagreement: Disagreement | None,
+        full: FullStep | None,
+        is_end: bool,
+    ) -> StepRecord:
+        k = self.settings.top_k
+        raw_ids = self.dist.top_raw(k)
+        top_valid = view.valid_sorted[:k]
+        piece = "" if is_end else self.model.piece(token).decode("utf-8", errors="replace")
+        return StepRecord(
+            step=step,
+            token_id=token,
+            token_text=self.model.readable(token),
+            token_piece=piece,
+            top_raw=self.candidates(raw_ids, self.dist.valid_flags(raw_ids, view), view),
+            top_masked=self.candidates(top_valid, np.ones(len(top_valid), bool), view),
+            valid_mass=view.valid_mass,
+            valid_mass_bound=view.mass_bound,
+            n_valid=view.n_valid,
+            n_valid_exact=view.n_valid_exact,
+            entropy=self.dist.entropy,
+            forward_ms=forward_ms,
+            mask_ms=mask_ms,
+            output_chars=n_chars,
+            disagreement=disagreement,
+            full=full,
+        )
+
     def full_step(self, view: MaskedView) -> FullStep:
         mask = view.full_mask if view.full_mask is not None else self.primary.full_mask()
         return FullStep(p_raw=self.dist.p.copy(), valid=mask.copy())
@@ -118,6 +154,12 @@ class _Stepper:
             Candidate(int(t), self.model.readable(int(t)), float(p[t]), 0.0, bool(allowed_by[t]))
             for t in top
         )
+
+
+def _timed_forward(model: Model, token: int) -> float:
+    start = time.perf_counter()
+    model.eval_token(token)
+    return (time.perf_counter() - start) * 1000.0
 
 
 def generate(
@@ -156,8 +198,16 @@ def generate(
     finish = FinishReason.MAX_TOKENS
     message = ""
     n_tokens = 0
+    # The next forward pass runs on this thread while the step is recorded and handed to
+    # the caller: ctypes drops the GIL inside llama_decode, so only sampling is serial.
+    forward_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forward")
+    forward: Future[float] | None = None
     try:
         for step in range(settings.max_tokens):
+            if forward is not None:
+                forward_ms = forward.result()
+                forward = None
+                total_forward += forward_ms
             if should_stop():
                 finish = FinishReason.CANCELLED
                 break
@@ -171,64 +221,43 @@ def generate(
                 break
             u = float(rng.random()) if settings.temperature > 0 else None
             token = stepper.dist.sample(view, u)
-            disagreement = None
-            if secondary is not None:
-                disagreement = stepper.disagreement(view)
-            piece = model.piece(token)
+            # What needs this step's grammar state is taken before the backends move on.
+            disagreement = stepper.disagreement(view) if secondary is not None else None
+            full = stepper.full_step(view) if settings.keep_full else None
             is_end = model.is_eog(token)
-            if not is_end:
-                out += piece
-                n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
-            k = settings.top_k
-            raw_ids = stepper.dist.top_raw(k)
-            record = StepRecord(
-                step=step,
-                token_id=token,
-                token_text=model.readable(token),
-                token_piece="" if is_end else piece.decode("utf-8", errors="replace"),
-                top_raw=stepper.candidates(raw_ids, stepper.dist.valid_flags(raw_ids, view), view),
-                top_masked=stepper.candidates(
-                    view.valid_sorted[:k], np.ones(min(k, len(view.valid_sorted)), bool), view
-                ),
-                valid_mass=view.valid_mass,
-                valid_mass_bound=view.mass_bound,
-                n_valid=view.n_valid,
-                n_valid_exact=view.n_valid_exact,
-                entropy=stepper.dist.entropy,
-                forward_ms=forward_ms,
-                mask_ms=mask_ms,
-                output_chars=n_chars,
-                disagreement=disagreement,
-                full=stepper.full_step(view) if settings.keep_full else None,
-            )
             n_tokens += 1
             total_mask += mask_ms
+            if not is_end:
+                primary.accept(token)
+                if secondary is not None:
+                    if secondary.check(np.array([token], dtype=np.int32))[0]:
+                        secondary.accept(token)
+                    else:
+                        message = (
+                            f"cross-check stopped at step {step}: {secondary.name} "
+                            f"forbids the chosen token {model.readable(token)}"
+                        )
+                        secondary.close()
+                        secondary = stepper.secondary = None
+                primary.prepare()
+                if secondary is not None:
+                    secondary.prepare()
+                forward = forward_pool.submit(_timed_forward, model, token)
+                piece = model.piece(token)
+                out += piece
+                n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
+            yield stepper.record(
+                step, token, view, mask_ms, forward_ms, n_chars, disagreement, full, is_end
+            )
             if is_end:
-                yield record
                 finish = FinishReason.END_OF_GENERATION
                 break
-            primary.accept(token)
-            if secondary is not None:
-                if secondary.check(np.array([token], dtype=np.int32))[0]:
-                    secondary.accept(token)
-                else:
-                    message = (
-                        f"cross-check stopped at step {step}: {secondary.name} "
-                        f"forbids the chosen token {model.readable(token)}"
-                    )
-                    secondary.close()
-                    secondary = stepper.secondary = None
-            yield record
-            primary.prepare()
-            if secondary is not None:
-                secondary.prepare()
-            t0 = time.perf_counter()
-            model.eval_token(token)
-            forward_ms = (time.perf_counter() - t0) * 1000.0
-            total_forward += forward_ms
     except MaskscopeError as exc:
         finish, message = FinishReason.ERROR, str(exc)
     finally:
+        if forward is not None:  # never free the model under a running forward pass
+            forward.exception()
+        forward_pool.shutdown(wait=True)
         primary.close()
         if secondary is not None:
             secondary.close()
