@@ -18,6 +18,7 @@ rather than a re-layout plus a replay of every axis's tick labels.
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -53,6 +54,21 @@ def chart_slots(record: StepRecord) -> list[Candidate]:
     seen = {c.id for c in slots}
     slots += sorted((c for c in record.top_masked if c.id not in seen), key=lambda c: -c.p_masked)
     return slots
+
+
+def mass_plot_span(span: float) -> float:
+    """How many steps past the first the mass plot shows, to fit a run `span` steps long.
+
+    The span grows in round chunks of about a tenth of the run rather than one step at a
+    time: every change of the x range redraws the step axis and its grid, which costs more
+    than the rest of a chart update together.
+    """
+    if span < MIN_MASS_STEPS:
+        return MIN_MASS_STEPS - 1.0
+    tenth = span / 10
+    chunk = 10.0 ** math.floor(math.log10(tenth))  # the smallest of 1, 2, 5 × 10^k ≥ tenth
+    chunk *= next(f for f in (1, 2, 5, 10) if f * chunk >= tenth)
+    return math.ceil(span / chunk) * chunk
 
 
 def axis_label(candidate: Candidate, lower_row: bool = False) -> str:
@@ -150,6 +166,8 @@ class StepChart(QWidget):
         self.step_label.setObjectName("stepLabel")
         self.step_label.setTextFormat(Qt.TextFormat.RichText)
         self.step_label.setWordWrap(True)
+        self._label_min_height = 2 * self.step_label.fontMetrics().lineSpacing()
+        self.step_label.setMinimumHeight(self._label_min_height)
 
         top = QWidget(self)
         top_layout = QVBoxLayout(top)
@@ -199,6 +217,7 @@ class StepChart(QWidget):
     # --- feeding ---------------------------------------------------------------------------
     def clear(self) -> None:
         self.records.clear()
+        self.step_label.setMinimumHeight(self._label_min_height)
         self._shown = None
         self._follow = True
         self.redraw()
@@ -284,9 +303,16 @@ class StepChart(QWidget):
             self._bar_axis.setTicks([ticks])
 
     def _set_step_text(self, text: str) -> None:
-        if text != self._label_text:
-            self._label_text = text
-            self.step_label.setText(text)
+        if text == self._label_text:
+            return
+        self._label_text = text
+        self.step_label.setText(text)
+        # The label only grows during a run: one that wrapped onto a line fewer would shrink
+        # and so resize (and re-lay out) the bar plot above it.
+        if self.step_label.isVisible():
+            height = self.step_label.heightForWidth(self.step_label.width())
+            if height > self.step_label.minimumHeight():
+                self.step_label.setMinimumHeight(height)
 
     def _draw_mass(self) -> None:
         steps = np.array([r.step for r in self.records], dtype=float)
@@ -304,8 +330,8 @@ class StepChart(QWidget):
             self.current_line.setValue(self.records[self._shown].step)
             self.current_line.show()
         first = float(steps[0]) if len(steps) else 0.0
-        last = max(float(steps[-1]) if len(steps) else 0.0, first + MIN_MASS_STEPS - 1)
-        x_range = (first - 0.5, last + 0.5)
+        last = float(steps[-1]) if len(steps) else 0.0
+        x_range = (first - 0.5, first + mass_plot_span(last - first) + 0.5)
         if x_range != self._mass_x_range:
             self._mass_x_range = x_range
             self.mass_plot.setXRange(*x_range, padding=0)

@@ -71,6 +71,12 @@ class _Stepper:
                 view = self.dist.mask_full(backend.full_mask(), k)
         return view, (time.perf_counter() - start) * 1000.0
 
+    def likely_next(self) -> np.ndarray | None:
+        """The tokens worth checking ahead for the next step: this step's checked head."""
+        if self.primary.cheap_full_mask or self.settings.exact_mask:
+            return None
+        return self.dist.head(HEAD_TAIL_EPS, self.settings.top_k)[0]
+
     def _only_eog(self, ids: np.ndarray) -> bool:
         return bool(np.isin(ids, self.eog).all())
 
@@ -239,7 +245,7 @@ def generate(
                         )
                         secondary.close()
                         secondary = stepper.secondary = None
-                primary.prepare()
+                primary.prepare(stepper.likely_next())
                 if secondary is not None:
                     secondary.prepare()
                 forward = forward_pool.submit(_timed_forward, model, token)

@@ -25,8 +25,12 @@ class MaskBackend(Protocol):
     name: str
     cheap_full_mask: bool  # True when full_mask costs about as much as check
 
-    def prepare(self) -> None:
-        """Start computing the next full mask (it may run while the forward pass does)."""
+    def prepare(self, likely: np.ndarray | None = None) -> None:
+        """Start work on the next mask while the forward pass runs.
+
+        `likely` holds the tokens probable at the last step, for a backend that can only
+        afford to check some tokens ahead.
+        """
 
     def full_mask(self) -> np.ndarray:
         """Bool array over the vocabulary: True where the token is allowed next."""

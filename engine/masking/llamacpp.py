@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import llama_cpp
@@ -44,11 +45,43 @@ class LlamaCppBackend:
             sorted=False,
         )
         self._all_ids = np.arange(n, dtype=np.int32)
+        # Verdicts checked ahead for the current grammar state: 1 valid, 0 not, -1 unknown.
+        self._known = np.full(n, -1, dtype=np.int8)
+        self._known_current = False
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp-mask")
+        self._pending: Future[None] | None = None
 
-    def prepare(self) -> None:
-        """Nothing to precompute: the head-first check needs this step's probabilities."""
+    def prepare(self, likely: np.ndarray | None = None) -> None:
+        """Check `likely` tokens (last step's probable head) while the forward pass runs.
+
+        The next head mostly repeats the last one, so after the forward pass only the
+        newcomers need llama.cpp's check. Every verdict is still llama.cpp's own.
+        """
+        if likely is not None and len(likely) and self._pending is None:
+            self._pending = self._pool.submit(self._check_ahead, likely.copy())
+
+    def _check_ahead(self, ids: np.ndarray) -> None:
+        ok = self._check_now(ids)
+        self._known.fill(-1)
+        self._known[ids] = ok
+
+    def _settle(self) -> None:
+        if self._pending is not None:
+            self._pending.result()
+            self._pending = None
+            self._known_current = True
 
     def check(self, token_ids: np.ndarray) -> np.ndarray:
+        self._settle()
+        if not self._known_current:
+            return self._check_now(token_ids)
+        verdict = self._known[token_ids]
+        unknown = verdict < 0
+        if unknown.any():
+            verdict[unknown] = self._check_now(token_ids[unknown])
+        return verdict == 1
+
+    def _check_now(self, token_ids: np.ndarray) -> np.ndarray:
         n = len(token_ids)
         if n == 0:
             return np.zeros(0, dtype=bool)
@@ -68,12 +101,17 @@ class LlamaCppBackend:
     def accept(self, token: int) -> None:
         # llama.cpp aborts the process on a token its grammar rejects; callers only pass
         # tokens that check() allowed.
+        self._settle()
+        self._known_current = False
         llama_cpp.llama_sampler_accept(self._sampler, token)
 
     def reset(self) -> None:
+        self._settle()
+        self._known_current = False
         llama_cpp.llama_sampler_reset(self._sampler)
 
     def close(self) -> None:
+        self._pool.shutdown(wait=True)
         if self._sampler:
             llama_cpp.llama_sampler_free(self._sampler)
             self._sampler = None

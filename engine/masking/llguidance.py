@@ -93,9 +93,9 @@ class LlguidanceBackend:
     def _fill(self) -> None:
         fill_next_token_bitmask(self._matcher, self._bits, 0)
 
-    def prepare(self) -> None:
-        # The mask depends only on the tokens so far, so it can be computed while the
-        # forward pass runs; both release the GIL.
+    def prepare(self, likely: np.ndarray | None = None) -> None:
+        # The whole mask is cheap, so `likely` is not needed. The mask depends only on the
+        # tokens so far, so it is computed while the forward pass runs; both drop the GIL.
         if self._pending is None:
             self._pending = self._pool.submit(self._fill)
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from engine.decode import run_to_end
 from engine.examples import load_example
 from engine.grammar import compile_schema
+from engine.masking import make_backend
 from engine.records import StepRecord
 from engine.settings import GenerationSettings
 
@@ -63,3 +65,25 @@ def test_forced_text_is_canonical_only_for_llguidance(model):
     records = _cross_checked(model, schema, "JSON:", 8)
     splits = [c.text for r in records if r.disagreement for c in r.disagreement.only_secondary]
     assert any("currency".startswith(t) and t != "currency" for t in splits), splits
+
+
+def test_llamacpp_checks_made_ahead_match_fresh_checks(model, person):
+    # The parity backend checks last step's head during the forward pass; those verdicts
+    # must be exactly what a fresh check of the new grammar state says.
+    _, compiled = person
+    ahead = make_backend("llamacpp", model, compiled)
+    fresh = make_backend("llamacpp", model, compiled)
+    rng = np.random.default_rng(0)
+    likely = rng.choice(model.n_vocab, 5000, replace=False).astype(np.int32)
+    try:
+        for token in model.tokenize('{ "name": "Al', add_special=False):
+            ahead.accept(token)
+            fresh.accept(token)
+            ahead.prepare(likely)
+            probe = np.concatenate([likely[:3000], rng.choice(model.n_vocab, 3000)])
+            probe = probe.astype(np.int32)
+            assert np.array_equal(ahead.check(probe), fresh.check(probe))
+        assert np.array_equal(ahead.full_mask(), fresh.full_mask())
+    finally:
+        ahead.close()
+        fresh.close()
