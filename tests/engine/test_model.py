@@ -52,3 +52,22 @@ def test_tokens_round_trip_and_read_clearly(model: Model):
     ids = model.tokenize('{"a": 1}\n', add_special=False)
     assert b"".join(model.piece(t) for t in ids) == b'{"a": 1}\n'
     assert model.readable(int(model.eog_ids[0])).startswith("<")
+
+
+def test_chat_template_wraps_the_prompt(model: Model):
+    # The default GGUF is a base model without a template, so this borrows llama.cpp's
+    # built-in Gemma template by name to exercise the same code path.
+    saved = model.chat_template
+    model.chat_template = b"gemma"
+    try:
+        text = model.apply_chat_template("Extract the currency.")
+    finally:
+        model.chat_template = saved
+    assert "<start_of_turn>user" in text and text.rstrip().endswith("<start_of_turn>model")
+    assert "Extract the currency." in text
+
+
+def test_base_model_refuses_the_chat_template_clearly(model: Model):
+    assert model.chat_template is None
+    with pytest.raises(ModelLoadError, match="has no chat template"):
+        model.apply_chat_template("hi")
