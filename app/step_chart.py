@@ -166,6 +166,9 @@ class StepChart(QWidget):
         self.step_label.setObjectName("stepLabel")
         self.step_label.setTextFormat(Qt.TextFormat.RichText)
         self.step_label.setWordWrap(True)
+        self.step_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        # Room for two lines from the start, and it only grows until the next run (see
+        # _set_step_text): a label that wrapped onto a line fewer would resize the bar plot.
         self._label_min_height = 2 * self.step_label.fontMetrics().lineSpacing()
         self.step_label.setMinimumHeight(self._label_min_height)
 
@@ -206,11 +209,16 @@ class StepChart(QWidget):
         self._timer.timeout.connect(self.redraw)
         for plot in (self.bar_plot, self.mass_plot):
             plot.getPlotItem().vb.disableAutoRange()  # ranges are always set explicitly
-            for name in ("left", "bottom"):
-                # Repainting a bar or the curve then blits the axis (tick labels and grid)
-                # from a pixmap instead of replaying its drawing; the cache is dropped only
-                # when the axis itself changes (new ticks or range).
-                plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        for axis in (
+            self.bar_plot.getAxis("left"),
+            self.mass_plot.getAxis("left"),
+            self.mass_plot.getAxis("bottom"),
+        ):
+            # Repainting a bar or the curve then blits the axis (tick labels and grid lines
+            # across the plot) from a pixmap instead of replaying its drawing; the pixmap is
+            # only redrawn when the axis itself changes (range, log mode, theme). Not the
+            # bars' token axis: its labels change with almost every step.
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.apply_theme()
         QGuiApplication.styleHints().colorSchemeChanged.connect(self.apply_theme)
 
@@ -258,6 +266,11 @@ class StepChart(QWidget):
         self.slider.setValue(self._shown or 0)
         self.slider.blockSignals(False)
         self.slider.setEnabled(n > 1)
+        self._set_step_text(
+            "No steps yet: press Run."
+            if self._shown is None
+            else _describe(self.records[self._shown], n)
+        )
         if self._shown is not None:
             self.sig_step_shown.emit(self._shown)
 
@@ -268,7 +281,6 @@ class StepChart(QWidget):
                 item.setOpts(x=[], height=[])
             self.chosen_marker.setData([], [])
             self._set_ticks([])
-            self._set_step_text("No steps yet: press Run.")
             return
         record = self.records[self._shown]
         self._slots = slots = chart_slots(record)
@@ -294,7 +306,6 @@ class StepChart(QWidget):
         if x_range != self._bar_x_range:
             self._bar_x_range = x_range
             self.bar_plot.setXRange(*x_range, padding=0)
-        self._set_step_text(_describe(record, len(self.records)))
 
     def _set_ticks(self, ticks: list[tuple[float, str]]) -> None:
         # setTicks always drops the axis's picture and cache: skip it when nothing changed.
@@ -307,12 +318,11 @@ class StepChart(QWidget):
             return
         self._label_text = text
         self.step_label.setText(text)
-        # The label only grows during a run: one that wrapped onto a line fewer would shrink
-        # and so resize (and re-lay out) the bar plot above it.
-        if self.step_label.isVisible():
-            height = self.step_label.heightForWidth(self.step_label.width())
-            if height > self.step_label.minimumHeight():
-                self.step_label.setMinimumHeight(height)
+        # Keep the height the last layout gave it (cheap to read, unlike heightForWidth):
+        # the label grows for a longer text but never shrinks back during a run.
+        label = self.step_label
+        if label.isVisible() and label.height() > label.minimumHeight():
+            label.setMinimumHeight(label.height())
 
     def _draw_mass(self) -> None:
         steps = np.array([r.step for r in self.records], dtype=float)
