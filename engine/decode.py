@@ -204,8 +204,11 @@ def generate(
     finish = FinishReason.MAX_TOKENS
     message = ""
     n_tokens = 0
-    # The next forward pass runs on this thread while the step is recorded and handed to
-    # the caller: ctypes drops the GIL inside llama_decode, so only sampling is serial.
+    # With a core to spare (or a GPU doing the forward pass), the next forward pass runs on
+    # its own thread while the step is recorded and handed to the caller, and the backend
+    # checks ahead: ctypes drops the GIL inside llama.cpp. When llama.cpp already uses
+    # every core, work beside it only stalls its threads, so then it all runs in turn.
+    overlap = model.has_spare_compute
     forward_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forward")
     forward: Future[float] | None = None
     try:
@@ -245,10 +248,11 @@ def generate(
                         )
                         secondary.close()
                         secondary = stepper.secondary = None
-                primary.prepare(stepper.likely_next())
-                if secondary is not None:
-                    secondary.prepare()
-                forward = forward_pool.submit(_timed_forward, model, token)
+                if overlap:
+                    primary.prepare(stepper.likely_next())
+                    if secondary is not None:
+                        secondary.prepare()
+                    forward = forward_pool.submit(_timed_forward, model, token)
                 piece = model.piece(token)
                 out += piece
                 n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
@@ -258,6 +262,12 @@ def generate(
             if is_end:
                 finish = FinishReason.END_OF_GENERATION
                 break
+            if not overlap:
+                forward_ms = _timed_forward(model, token)
+                total_forward += forward_ms
+                primary.prepare()
+                if secondary is not None:
+                    secondary.prepare()
     except MaskscopeError as exc:
         finish, message = FinishReason.ERROR, str(exc)
     finally:

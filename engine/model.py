@@ -176,6 +176,12 @@ class Model:
             attr & (llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN)
         )
 
+    @property
+    def has_spare_compute(self) -> bool:
+        """True when work beside a forward pass does not slow it: a GPU runs the layers,
+        or llama.cpp leaves a CPU core free."""
+        return self.info.n_layers_offloaded > 0 or self.info.n_threads < (os.cpu_count() or 1)
+
     def is_eog(self, token: int) -> bool:
         return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
 
