@@ -60,6 +60,7 @@ sysdeps:
 	fi
 
 test: setup
+	$(BIN)/ruff check .
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 bench: setup
