@@ -190,7 +190,6 @@ def generate(
     text = build_prompt(model, prompt, settings)
     tokens = model.tokenize(text, add_special=True)
     model.reset()
-    primary.prepare()
     t0 = time.perf_counter()
     model.eval_prompt(tokens)
     prompt_ms = (time.perf_counter() - t0) * 1000.0
@@ -262,12 +261,9 @@ def generate(
             if is_end:
                 finish = FinishReason.END_OF_GENERATION
                 break
-            if not overlap:
+            if not overlap:  # masks are then computed when asked for, on this thread
                 forward_ms = _timed_forward(model, token)
                 total_forward += forward_ms
-                primary.prepare()
-                if secondary is not None:
-                    secondary.prepare()
     except MaskscopeError as exc:
         finish, message = FinishReason.ERROR, str(exc)
     finally:

@@ -57,7 +57,7 @@ class Distribution:
         # those tokens' probabilities are below 1e-38 either way.
         np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=scaled)
         np.exp(scaled, out=self.p)
-        z = float(self.p.sum(dtype=np.float64))
+        z = float(self.p.sum())  # NumPy sums float32 pairwise: ~1e-7 relative error
         self.p *= np.float32(1.0 / z)
         self._log_z = float(np.log(z))
         self._p_max = 1.0 / z  # the maximum logit maps to exp(0) = 1
@@ -90,8 +90,29 @@ class Distribution:
         return order, self._tail_mass
 
     def top_raw(self, k: int) -> np.ndarray:
-        order, _ = self.head(1e-3, k)
-        return order[:k]
+        """The k most probable token ids, most probable first."""
+        if self._head is not None and len(self._head) >= k:
+            return self._head[:k]
+        return self.above(None, k)[:k]
+
+    def above(self, mask: np.ndarray | None, k: int) -> np.ndarray:
+        """Ids (among `mask` when given) with P >= P_max / 1000, most probable first; the
+        threshold drops until at least k qualify.
+
+        One pass over the vocabulary in the usual case. The result usually holds nearly
+        all the mass, so a draw rarely has to look beyond it.
+        """
+        p = self.p
+        thr = self._p_max * 1e-3
+        while True:
+            hit = p >= thr
+            if mask is not None:
+                hit &= mask
+            idx = np.flatnonzero(hit)
+            if len(idx) >= k or thr == 0.0:
+                break
+            thr = thr * 1e-3 if thr > 1e-30 else 0.0
+        return idx[np.argsort(-p[idx], kind="stable")]
 
     # -- masking --------------------------------------------------------------------
 
@@ -109,14 +130,8 @@ class Distribution:
             valid_mass = float(p[mask].sum(dtype=np.float64))
         else:
             valid_mass = 1.0 - float(p[~mask].sum(dtype=np.float64))
-        # A large valid set: its most probable members are in the head of P.
-        order, _ = self.head(1e-3, k)
-        head_valid = order[mask[order]]
-        if len(head_valid) < min(k, n_valid):
-            # The valid mass sits outside the head: rank the valid set itself.
-            ids = np.flatnonzero(mask)
-            top = ids[np.argpartition(-p[ids], k - 1)[:k]] if len(ids) > k else ids
-            head_valid = top[np.argsort(-p[top], kind="stable")]
+        # A large valid set: rank only its top members; sampling walks them first.
+        head_valid = self.above(mask, k)
         pv = p[head_valid].astype(np.float64)
         return MaskedView(head_valid, pv, max(valid_mass, 0.0), 0.0, n_valid, True, mask)
 

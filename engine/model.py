@@ -120,6 +120,8 @@ class Model:
         self._one = (llama_cpp.llama_token * 1)()
         self._piece_buf = ctypes.create_string_buffer(256)
         self.n_past = 0
+        self._logits_address: int | None = None
+        self._logits_view = np.empty(0, dtype=np.float32)
 
         n_layer = int(llama_cpp.llama_model_n_layer(model))
         supported = gpu_offload_supported()
@@ -234,7 +236,14 @@ class Model:
     def logits(self) -> np.ndarray:
         """Zero-copy view of the last position's logits; valid until the next decode."""
         ptr = llama_cpp.llama_get_logits_ith(self._ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
+        address = ctypes.cast(ptr, ctypes.c_void_p).value
+        # llama.cpp reuses its output buffer, so the view is built once per address:
+        # np.ctypeslib.as_array would build a new ctypes array type (~0.3 ms) every step.
+        if address != self._logits_address:
+            buffer = (ctypes.c_float * self.n_vocab).from_address(address)
+            self._logits_view = np.frombuffer(buffer, dtype=np.float32)
+            self._logits_address = address
+        return self._logits_view
 
     def close(self) -> None:
         if getattr(self, "_ctx", None):
