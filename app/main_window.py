@@ -427,7 +427,7 @@ class MainWindow(QMainWindow):
         self.save_run_action.setEnabled(False)
         self.step_chart.clear()
         self.output_view.start_run()
-        self.status.run_started()
+        self.status.run_started(generation.max_tokens)
         self.controller.start(RunRequest(schema_text, self.prompt_pane.text(), model, generation))
         self._set_running(True)
         return True
@@ -476,6 +476,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_ended(self) -> None:
         self._set_running(False)
+        self.status.run_ended()
         self.sig_run_ended.emit()
 
     def _report(self, title: str, message: str) -> None:

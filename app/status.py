@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
 from engine.model import ModelInfo
 
@@ -19,9 +19,17 @@ class StatusBar(QStatusBar):
         self.speed_label = QLabel("", self)
         self.speed_label.setObjectName("statusSpeed")
         self.speed_label.setMinimumWidth(110)
+        # Tokens so far against max_tokens; busy (no range) while the model loads.
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("statusProgress")
+        self.progress.setMaximumWidth(180)
+        self.progress.setTextVisible(True)
+        self.progress.setToolTip("Tokens generated so far, out of Max tokens")
+        self.progress.hide()
+        self.addPermanentWidget(self.progress)
         for label in (self.model_label, self.gpu_label, self.speed_label):
             self.addPermanentWidget(label)
-        self._run_started = 0.0
+        self._max_tokens = 0
         self._first_step_at = 0.0
         self._steps = 0
 
@@ -33,10 +41,17 @@ class StatusBar(QStatusBar):
         )
         self.gpu_label.setText(info.offload_label)
 
-    def run_started(self) -> None:
+    def run_started(self, max_tokens: int) -> None:
         self._steps = 0
         self._first_step_at = 0.0
         self.speed_label.setText("")
+        self.progress.setRange(0, 0)  # busy until the first token: compile, load, prompt
+        self.progress.setFormat("starting…")
+        self._max_tokens = max_tokens
+        self.progress.show()
+
+    def run_ended(self) -> None:
+        self.progress.hide()
 
     def step(self) -> None:
         """Live speed, counted from the first token so prompt processing is left out."""
@@ -44,6 +59,10 @@ class StatusBar(QStatusBar):
         if self._steps == 0:
             self._first_step_at = now
         self._steps += 1
+        if self._steps == 1:
+            self.progress.setRange(0, self._max_tokens)
+            self.progress.setFormat("%v / %m tokens")
+        self.progress.setValue(self._steps)
         elapsed = now - self._first_step_at
         if elapsed > 0.25:
             self.speed_label.setText(f"{(self._steps - 1) / elapsed:.1f} tok/s")

@@ -10,9 +10,14 @@ RUN_TIMEOUT_MS = 120_000
 
 def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, run_to_end) -> None:
     use_example(window, "currency", max_tokens=40)
+    steps_seen: list[int] = []
+    window.controller.sig_step.connect(lambda _r: steps_seen.append(window.status.progress.value()))
     run_to_end(window)
 
     result = window.last_result
+    # The status bar counted tokens against max_tokens during the run, then hid its bar.
+    assert steps_seen[-1] == result.n_tokens and window.status.progress.maximum() == 40
+    assert not window.status.progress.isVisible()
     assert window.last_error is None
     assert result is not None and result.valid, result
     assert window.output_view.badge.text() == "✓ valid"
