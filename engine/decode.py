@@ -75,7 +75,7 @@ class _Stepper:
         """The tokens worth checking ahead for the next step: this step's checked head."""
         if self.primary.cheap_full_mask or self.settings.exact_mask:
             return None
-        return self.dist.head(HEAD_TAIL_EPS, self.settings.top_k)[0]
+        return self.dist.last_head
 
     def _only_eog(self, ids: np.ndarray) -> bool:
         return bool(np.isin(ids, self.eog).all())

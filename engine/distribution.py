@@ -28,7 +28,7 @@ class MaskedView:
     n_valid: int  # exact when n_valid_exact, else a lower bound
     n_valid_exact: bool
     full_mask: np.ndarray | None  # the whole mask, when it was computed
-    head_ok: np.ndarray | None = None  # without a full mask: validity of the head, in P order
+    head_ok: np.ndarray | None = None  # without a full mask: validity of the top of P, in order
 
 
 class Distribution:
@@ -40,9 +40,8 @@ class Distribution:
         self._scaled = np.empty(n_vocab, dtype=np.float32)
         self._log_z = 0.0
         self._p_max = 1.0
-        self._head: np.ndarray | None = None
-        self._head_eps = 1.0
-        self._tail_mass = 0.0
+        self._top: np.ndarray | None = None  # this step's ranked top, when known
+        self.last_head = np.empty(0, dtype=np.intp)  # ids of the last head() found
 
     def update(self, logits: np.ndarray, temperature: float) -> None:
         """Greedy runs (T = 0) show the distribution at T = 1.
@@ -61,8 +60,7 @@ class Distribution:
         self.p *= np.float32(1.0 / z)
         self._log_z = float(np.log(z))
         self._p_max = 1.0 / z  # the maximum logit maps to exp(0) = 1
-        self._head = None
-        self._head_eps = 1.0
+        self._top = None
 
     @property
     def entropy(self) -> float:
@@ -70,13 +68,11 @@ class Distribution:
         return self._log_z - float(np.dot(self.p, self._scaled))
 
     def head(self, tail_eps: float, min_count: int) -> tuple[np.ndarray, float]:
-        """Token ids by descending P whose complement holds at most `tail_eps` of the mass.
+        """Token ids (in no particular order) whose complement holds at most `tail_eps` of
+        the mass, and that mass (exact up to float32 rounding of P, about 1e-7).
 
-        Returns the ids and the mass left outside them (exact up to float32 rounding of
-        P, about 1e-7).
+        Thresholds on P find them in a few passes; nothing is sorted.
         """
-        if self._head is not None and self._head_eps <= tail_eps and len(self._head) >= min_count:
-            return self._head, self._tail_mass
         p = self.p
         thr = self._p_max * 1e-3
         while True:
@@ -85,14 +81,13 @@ class Distribution:
             if (tail <= tail_eps and len(idx) >= min_count) or len(idx) == self.n:
                 break
             thr *= 1e-2 if thr > 1e-30 else 0.0
-        order = idx[np.argsort(-p[idx], kind="stable")]
-        self._head, self._tail_mass, self._head_eps = order, max(tail, 0.0), tail_eps
-        return order, self._tail_mass
+        self.last_head = idx
+        return idx, max(tail, 0.0)
 
     def top_raw(self, k: int) -> np.ndarray:
         """The k most probable token ids, most probable first."""
-        if self._head is not None and len(self._head) >= k:
-            return self._head[:k]
+        if self._top is not None and len(self._top) >= k:
+            return self._top[:k]
         return self.above(None, k)[:k]
 
     def above(self, mask: np.ndarray | None, k: int) -> np.ndarray:
@@ -138,19 +133,33 @@ class Distribution:
     def mask_head(
         self, check: Callable[[np.ndarray], np.ndarray], tail_eps: float, k: int
     ) -> MaskedView:
-        """View from checking only the head: valid mass exact to within `tail_eps`."""
-        order, tail = self.head(tail_eps, k)
-        ok = check(order)
-        valid = order[ok]
-        pv = self.p[valid].astype(np.float64)
-        exact = len(order) == self.n  # only when the whole vocabulary was checked
-        return MaskedView(valid, pv, float(pv.sum()), tail, len(valid), exact, None, ok)
+        """View from checking only the head: valid mass exact to within `tail_eps`.
+
+        Only the top k of the head, and of its valid part, are ranked: a draw walks the
+        valid tokens in any fixed order and stays exact.
+        """
+        idx, tail = self.head(tail_eps, k)
+        ok = check(idx)
+        p = self.p
+        top = _top_positions(p[idx], k)
+        self._top = idx[top]  # top_raw() of this step
+        valid = idx[ok]
+        pv = p[valid]
+        first = _top_positions(pv, k)
+        rest = np.ones(len(valid), dtype=bool)
+        rest[first] = False
+        order = np.concatenate([valid[first], valid[rest]])
+        pv_order = np.concatenate([pv[first], pv[rest]]).astype(np.float64)
+        exact = len(idx) == self.n  # only when the whole vocabulary was checked
+        return MaskedView(
+            order, pv_order, float(pv_order.sum()), tail, len(valid), exact, None, ok[top]
+        )
 
     def valid_flags(self, ids: np.ndarray, view: MaskedView) -> np.ndarray:
         """Validity of `ids`, which must be the top of P (as top_raw gives them)."""
         if view.full_mask is not None:
             return view.full_mask[ids]
-        # The head that mask_head checked starts with these same ids.
+        # mask_head checked these very ids and kept their verdicts in this order.
         return view.head_ok[: len(ids)]
 
     # -- sampling -------------------------------------------------------------------
@@ -174,3 +183,11 @@ class Distribution:
         cum_rest = np.cumsum(self.p[ids].astype(np.float64))
         i = int(np.searchsorted(cum_rest, target - cum[-1], side="right"))
         return int(ids[min(i, len(ids) - 1)])
+
+
+def _top_positions(values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k largest values, largest first, without a full sort."""
+    if len(values) > k:
+        part = np.argpartition(-values, k - 1)[:k]
+        return part[np.argsort(-values[part], kind="stable")]
+    return np.argsort(-values, kind="stable")

@@ -34,12 +34,13 @@ def test_renormalisation_keeps_ratios_as_in_the_worked_example():
 
 def test_head_check_bounds_the_unchecked_mass():
     rng = np.random.default_rng(0)
-    d = _dist(rng.normal(size=5000).tolist())
+    d = _dist((rng.normal(size=5000) * 4).tolist())
     order, tail = d.head(1e-6, 10)
     assert tail <= 1e-6
     p = d.p.astype(np.float64)
     assert abs(tail - (p.sum() - p[order].sum())) < 2e-7  # float32 rounding of P
-    assert np.all(np.diff(p[order]) <= 0)  # most probable first
+    left_out = np.delete(p, order)
+    assert left_out.size == 0 or p[order].min() >= left_out.max()  # it keeps the likeliest
 
 
 def test_sampling_follows_the_masked_distribution():
