@@ -1,6 +1,6 @@
 """Entry point of the desktop app: ``maskscope gui`` or ``python -m app.main``.
 
-engine/cli.py imports this module lazily, so the engine and the plain CLI never load Qt.
+engine/cli.py starts this module as its own program, so the engine never loads Qt.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
+
+from engine.cli import add_gui_arguments
 
 SCREENSHOT_DELAY_MS = 300  # lets the last chart redraw and the layout settle first
 
@@ -68,10 +70,10 @@ def main_gui(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m app.main ARGS` is `maskscope gui ARGS`: one parser, in engine/cli.py."""
-    from engine.cli import main as cli_main
-
-    return cli_main(["gui", *(sys.argv[1:] if argv is None else argv)])
+    """`python -m app.main ARGS`, which `maskscope gui ARGS` runs; options from engine/cli.py."""
+    parser = argparse.ArgumentParser(prog="maskscope gui", description="Open the Maskscope window.")
+    add_gui_arguments(parser)
+    return main_gui(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

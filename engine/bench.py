@@ -14,23 +14,24 @@ Step 0 is left out of every per-step number: its forward pass is the prompt's. R
 before the step limit (the grammar completes, or an end token): medians are over all steps
 gathered. Targets are printed next to the numbers but never fail the command.
 
-The Qt measurements run in fresh processes, so the rest stays headless and a crash in Qt or
-app code costs those numbers only (reported as null with a note).
+The Qt measurements run as a separate program (app/bench_probes.py), so the engine never
+loads Qt and a crash in Qt or app code costs those numbers only (null with a note).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import platform
 import resource
 import signal
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from importlib.resources import files
 from pathlib import Path
@@ -47,7 +48,7 @@ from engine.masking import make_backend
 from engine.masking.llguidance import tokenizer_for
 from engine.model import Model
 from engine.records import StepRecord
-from engine.settings import BACKENDS, GenerationSettings, ModelSettings
+from engine.settings import BACKENDS, GenerationSettings
 
 SCHEMA_DIR = Path(str(files("resources.bench")))
 SCHEMA_PROMPT = "Produce a realistic JSON example of the following kind of record.\nJSON:"
@@ -59,8 +60,6 @@ RSS_STEPS = 500
 # No JSON string closes before 4000 characters, so the memory run always reaches its steps.
 LONG_SCHEMA = {"type": "string", "minLength": 4000}
 LONG_PROMPT = "Write a long story as one JSON string.\nJSON:"
-CHART_SIZE = (660, 820)  # about the chart pane of the default window
-LAG_PROBE_MS = 10
 QT_TIMEOUT_S = 300
 
 # (path in the result, upper bound): printed as met/missed, never asserted.
@@ -275,139 +274,30 @@ def run_workloads(model: Model, peer: Any, workloads: list[Workload], steps: int
     return samples
 
 
-# -- Qt measurements, each in a fresh process --------------------------------------------------
+# -- Qt measurements, each in its own process ----------------------------------------------
 
 
-class FixedModelCache:
-    """Stands in for app.worker.ModelCache, so the app's worker decodes with a loaded model."""
-
-    def __init__(self, model: Model) -> None:
-        self._model = model
-
-    def get(self, settings: ModelSettings) -> Model:
-        return self._model
-
-    def close(self) -> None:
-        """The caller owns the model."""
-
-
-class LagProbe:
-    """A fast timer on the GUI thread: how late its ticks come is how long the GUI stalled."""
-
-    def __init__(self, timer: Any, interval_ms: int) -> None:
-        self.timer = timer
-        self.interval_ms = interval_ms
-        self.max_lag_ms = 0.0
-        self._last = 0.0
-        timer.setInterval(interval_ms)
-        timer.timeout.connect(self._tick)
-
-    def start(self) -> None:
-        self._last = time.perf_counter()
-        self.timer.start()
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.max_lag_ms = max(self.max_lag_ms, (now - self._last) * 1000.0 - self.interval_ms)
-        self._last = now
-
-
-def _qt_app() -> Any:
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    return QApplication.instance() or QApplication([])
-
-
-def _shown_chart(app: Any) -> Any:
-    from app.step_chart import StepChart
-
-    chart = StepChart()
-    chart.resize(*CHART_SIZE)
-    chart.show()
-    app.processEvents()
-    return chart
-
-
-def chart_update_ms(records: list[StepRecord]) -> float:
-    """Median time to show one more StepRecord in the app's chart, paint included."""
-    app = _qt_app()
-    chart = _shown_chart(app)
-    times = []
-    for record in records:
-        t0 = time.perf_counter()
-        chart.push(record)  # only stores it and arms the ~30 fps redraw timer
-        chart.redraw()  # what that timer would run
-        app.processEvents()  # the paint itself
-        times.append(_ms_since(t0))
-    return float(np.median(times))
-
-
-def gui_max_lag_ms(settings: ModelSettings, workload: Workload, steps: int) -> float:
-    """Worst GUI-thread stall while the app's worker decodes and the chart draws each step."""
-    app = _qt_app()
-    from PySide6.QtCore import QEventLoop, Qt, QTimer
-
-    from app.worker import RunController, RunRequest
-
-    model = Model.load(settings)
-    tokenizer_for(model)  # built once per model, before any run, as the window's preload does
-    chart = _shown_chart(app)
-    controller = RunController(cache=FixedModelCache(model))
-    errors: list[str] = []
-    loop = QEventLoop()
-    controller.sig_step.connect(chart.push)
-    controller.sig_finished.connect(lambda _result: chart.redraw())
-    controller.sig_error.connect(lambda kind, message: errors.append(f"{kind}: {message}"))
-    controller.sig_run_ended.connect(loop.quit)
-    timer = QTimer()
-    timer.setTimerType(Qt.TimerType.PreciseTimer)
-    probe = LagProbe(timer, LAG_PROBE_MS)
-    generation = GenerationSettings(max_tokens=steps, temperature=TEMPERATURE, seed=SEED)
-    probe.start()
-    controller.start(RunRequest(workload.schema_text, workload.prompt, settings, generation))
-    loop.exec()
-    timer.stop()
-    controller.shutdown()
-    if errors:
-        raise RuntimeError(f"the run failed: {errors[0]}")
-    return probe.max_lag_ms
-
-
-def _child(send: Any, target: Callable[..., float], args: tuple) -> None:
-    try:
-        send.send(("ok", target(*args)))
-    except Exception as exc:  # whatever the app code raises becomes a note, not a crash
-        send.send(("error", f"{type(exc).__name__}: {exc}"))
-
-
-def _exit_text(code: int | None) -> str:
-    if code is not None and code < 0:
+def _exit_text(code: int) -> str:
+    if code < 0:
         return f"killed by {signal.Signals(-code).name}; its last words are on stderr"
     return f"exit status {code}"
 
 
-def isolated(target: Callable[..., float], *args: Any) -> tuple[float | None, str | None]:
-    """target(*args) in a fresh process: (value, None), or (None, why there is no value)."""
-    ctx = multiprocessing.get_context("spawn")
-    receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, target, args), daemon=True)
-    proc.start()
-    send.close()
-    outcome: tuple[str, Any] = ("error", f"no answer within {QT_TIMEOUT_S} s")
-    try:
-        if receive.poll(QT_TIMEOUT_S):
-            outcome = receive.recv()
-    except EOFError:  # it died before answering
-        outcome = ("error", None)
-    proc.join(timeout=10)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
-    status, payload = outcome
-    if status == "ok":
-        return float(payload), None
-    return None, payload or f"its process died ({_exit_text(proc.exitcode)})"
+def isolated(probe: str, payload: dict[str, Any]) -> tuple[float | None, str | None]:
+    """Run one of app/bench_probes.py's probes as a separate program, so the engine never
+    loads Qt: (value, None), or (None, why there is no value)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "input.json"
+        path.write_text(json.dumps(payload), encoding="utf-8")
+        cmd = [sys.executable, "-m", "app.bench_probes", probe, str(path)]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=QT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return None, f"no answer within {QT_TIMEOUT_S} s"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        return None, f"its process failed ({_exit_text(done.returncode)}): {last}"
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["value"]), None
 
 
 # -- results --------------------------------------------------------------------------------
@@ -604,10 +494,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _progress("loading the peer: llama-cpp-python's Llama")
     samples = run_workloads(model, load_peer(model), workloads, steps)
     _progress(f"chart updates: {len(records)} records")
-    chart_ms, chart_note = isolated(chart_update_ms, records)
+    chart_ms, chart_note = isolated("chart", {"records": [r.to_json() for r in records]})
     _progress("GUI lag probe")
     invoice = next(w for w in workloads if w.name == "invoice")
-    lag_ms, lag_note = isolated(gui_max_lag_ms, settings, invoice, steps)
+    generation = GenerationSettings(max_tokens=steps, temperature=TEMPERATURE, seed=SEED)
+    lag_ms, lag_note = isolated(
+        "lag",
+        {
+            "model": asdict(settings),
+            "schema_text": invoice.schema_text,
+            "prompt": invoice.prompt,
+            "generation": generation.to_json(),
+        },
+    )
     result = {
         **sample_summary(samples),
         "chart_update_ms_p50": chart_ms,

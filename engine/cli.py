@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -206,8 +208,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_gui(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gui", help="open the window (the default command)")
+def add_gui_arguments(p: argparse.ArgumentParser) -> None:
+    """The window's options; app/main.py parses them with this same function."""
     p.add_argument("--schema", metavar="FILE", help="JSON Schema file to open")
     p.add_argument("--prompt-file", metavar="FILE", help="text file to use as the prompt")
     p.add_argument("--model", metavar="GGUF", help="GGUF model file (default: Gemma 3 270M)")
@@ -222,17 +224,19 @@ def _add_gui(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="exit after the run (and the screenshot); exit status 1 if the run failed",
     )
+
+
+def _add_gui(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gui", help="open the window (the default command)")
+    add_gui_arguments(p)
     p.set_defaults(func=cmd_gui)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
-    try:
-        from app.main import main_gui  # Qt loads only for the window
-    except ImportError as exc:
-        raise MaskscopeError(
-            f"the window cannot start ({exc}); install it with `make run`"
-        ) from None
-    return main_gui(args)
+    """Start the window as its own program (`python -m app.main`): the engine never loads Qt."""
+    if importlib.util.find_spec("PySide6") is None:
+        raise MaskscopeError("the window needs PySide6; install Maskscope with `make run`")
+    return subprocess.call([sys.executable, "-m", "app.main", *args.gui_argv])
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
@@ -261,9 +265,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    raw = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(raw)
     if args.command is None:
-        args = parser.parse_args(["gui", *(argv or [])])
+        args = parser.parse_args(["gui", *raw])
+    if args.command in (None, "gui"):
+        args.gui_argv = raw[1:] if raw[:1] == ["gui"] else raw
     try:
         return args.func(args)
     except MaskscopeError as exc:

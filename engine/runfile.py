@@ -75,7 +75,7 @@ def run_from_json(data: Any, source: str = "run") -> SavedRun:
             f"version {VERSION}"
         )
     try:
-        records = tuple(_step(s) for s in data["steps"])
+        records = tuple(step_from_json(s) for s in data["steps"])
         result = _result(data["result"])
         return SavedRun(data["schema_text"], data["prompt"], data["model"], records, result)
     except (KeyError, TypeError, ValueError) as exc:
@@ -86,7 +86,8 @@ def _candidates(items: list[dict[str, Any]]) -> tuple[Candidate, ...]:
     return tuple(Candidate(**c) for c in items)
 
 
-def _step(data: dict[str, Any]) -> StepRecord:
+def step_from_json(data: dict[str, Any]) -> StepRecord:
+    """A StepRecord back from StepRecord.to_json()."""
     fields = dict(data)
     fields["top_raw"] = _candidates(fields["top_raw"])
     fields["top_masked"] = _candidates(fields["top_masked"])

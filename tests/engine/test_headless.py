@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
 def test_engine_modules_load_without_qt():
@@ -17,3 +20,11 @@ def test_engine_modules_load_without_qt():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_engine_source_imports_qt_or_the_app():
+    # Also catches imports inside functions, which loading the modules would not run.
+    for path in ENGINE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for needle in ("import PySide6", "from PySide6", "import pyqtgraph", "from app"):
+            assert needle not in text, f"{path.name} has {needle!r}"
