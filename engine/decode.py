@@ -30,8 +30,8 @@ from engine.records import (
 from engine.settings import BACKENDS, GenerationSettings
 from engine.validate import parse_output, validation_issues
 
-# llama.cpp's grammar check costs ~0.13 us a token, so the head-first check stops
-# once the unchecked tail holds under this much probability mass.
+# llama.cpp's grammar check costs ~0.3 us a token, so the head-first check stops once
+# the unchecked tail holds under this much probability mass.
 HEAD_TAIL_EPS = 1e-6
 _DISAGREEMENT_SHOWN = 8
 
@@ -107,12 +107,11 @@ class _Stepper:
         n_chars: int,
         disagreement: Disagreement | None,
         full: FullStep | None,
-        is_end: bool,
+        piece: str,
     ) -> StepRecord:
         k = self.settings.top_k
         raw_ids = self.dist.top_raw(k)
         top_valid = view.valid_sorted[:k]
-        piece = "" if is_end else self.model.piece(token).decode("utf-8", errors="replace")
         return StepRecord(
             step=step,
             token_id=token,
@@ -132,13 +131,18 @@ class _Stepper:
             full=full,
         )
 
+    def whole_mask(self, view: MaskedView) -> np.ndarray:
+        """The primary's full mask; head-first views compute it once, on demand."""
+        if view.full_mask is None:
+            view.full_mask = self.primary.full_mask()
+        return view.full_mask
+
     def full_step(self, view: MaskedView) -> FullStep:
-        mask = view.full_mask if view.full_mask is not None else self.primary.full_mask()
-        return FullStep(p_raw=self.dist.p.copy(), valid=mask.copy())
+        return FullStep(p_raw=self.dist.p.copy(), valid=self.whole_mask(view).copy())
 
     def disagreement(self, view: MaskedView) -> Disagreement | None:
         assert self.secondary is not None
-        mine = view.full_mask if view.full_mask is not None else self.primary.full_mask()
+        mine = self.whole_mask(view)
         theirs = self.secondary.full_mask()
         only_mine = np.flatnonzero(mine & ~theirs)
         only_theirs = np.flatnonzero(theirs & ~mine)
@@ -252,11 +256,19 @@ def generate(
                     if secondary is not None:
                         secondary.prepare()
                     forward = forward_pool.submit(_timed_forward, model, token)
-                piece = model.piece(token)
-                out += piece
-                n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
+            piece = b"" if is_end else model.piece(token)
+            out += piece
+            n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
             yield stepper.record(
-                step, token, view, mask_ms, forward_ms, n_chars, disagreement, full, is_end
+                step,
+                token,
+                view,
+                mask_ms,
+                forward_ms,
+                n_chars,
+                disagreement,
+                full,
+                piece.decode("utf-8", errors="replace"),
             )
             if is_end:
                 finish = FinishReason.END_OF_GENERATION

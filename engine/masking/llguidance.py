@@ -89,6 +89,7 @@ class LlguidanceBackend:
         self._bits = allocate_token_bitmask(1, tok.vocab_size)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llg-mask")
         self._pending: Future[None] | None = None
+        self._mask: np.ndarray | None = None  # the current state's mask, once unpacked
 
     def _fill(self) -> None:
         fill_next_token_bitmask(self._matcher, self._bits, 0)
@@ -99,38 +100,38 @@ class LlguidanceBackend:
         if self._pending is None:
             self._pending = self._pool.submit(self._fill)
 
-    def _wait(self) -> None:
-        if self._pending is None:
-            self._fill()
-        else:
-            self._pending.result()
-            self._pending = None
-        if self._matcher.is_error():
-            raise GrammarError("llguidance failed", self._matcher.get_error())
-
     def full_mask(self) -> np.ndarray:
-        self._wait()
-        bits = np.unpackbits(self._bits[0].view(np.uint8), bitorder="little")
-        return bits[: self._n_vocab].view(bool)
+        # One mask per grammar state: a cross-checked step asks for it more than once.
+        if self._mask is None:
+            if self._pending is None:
+                self._fill()
+            else:
+                self._pending.result()
+                self._pending = None
+            if self._matcher.is_error():
+                raise GrammarError("llguidance failed", self._matcher.get_error())
+            bits = np.unpackbits(self._bits[0].view(np.uint8), bitorder="little")
+            self._mask = bits[: self._n_vocab].view(bool)
+        return self._mask
 
     def check(self, token_ids: np.ndarray) -> np.ndarray:
         return self.full_mask()[token_ids]
 
     def accept(self, token: int) -> None:
-        if self._pending is not None:
-            self._pending.result()
-            self._pending = None
+        self._settle()
         if not self._matcher.consume_token(token):
             raise GrammarError("llguidance refused a token", self._matcher.get_error())
 
-    def is_stopped(self) -> bool:
-        return self._matcher.is_stopped()
-
     def reset(self) -> None:
+        self._settle()
+        self._matcher.reset()
+
+    def _settle(self) -> None:
+        """Finish any mask in flight and forget it: the grammar state is about to move."""
         if self._pending is not None:
             self._pending.result()
             self._pending = None
-        self._matcher.reset()
+        self._mask = None
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -87,3 +87,18 @@ def test_llamacpp_checks_made_ahead_match_fresh_checks(model, person):
     finally:
         ahead.close()
         fresh.close()
+
+
+@pytest.mark.parametrize("backend", ["llguidance", "llamacpp"])
+def test_reset_returns_to_the_start_of_the_grammar(model, person, backend):
+    _, compiled = person
+    b = make_backend(backend, model, compiled)
+    try:
+        start = b.full_mask().copy()
+        for token in model.tokenize('{ "name', add_special=False):
+            b.accept(token)
+        assert not np.array_equal(b.full_mask(), start)
+        b.reset()
+        assert np.array_equal(b.full_mask(), start)
+    finally:
+        b.close()
