@@ -1,8 +1,9 @@
 """One step's numbers: the raw distribution, its probable head, masking and sampling.
 
 Everything is vectorised over the vocabulary and reuses its buffers between
-steps. Nothing sorts the whole vocabulary: the head (the most probable tokens
-holding all but a tiny tail of the mass) is found by thresholds, then sorted.
+steps. Nothing sorts the whole vocabulary: the top-K comes from block maxima, the
+head (the most probable tokens holding all but a tiny tail of the mass) from
+thresholds, and a draw from block sums.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 
 _EXP_FLOOR = np.float32(-87.0)
-# Up to this many valid tokens are ranked outright; beyond, only the head of P is sorted.
+# Up to this many valid tokens are ranked outright; beyond, only their top-K is.
 _SMALL_VALID_SET = 4096
+# Per-token arrays are padded to whole blocks: block maxima bound the top-K and block sums
+# locate a draw, each in one cheap pass over the vocabulary.
+_BLOCK = 1024
 
 
 @dataclass(slots=True)
@@ -29,6 +33,7 @@ class MaskedView:
     n_valid_exact: bool
     full_mask: np.ndarray | None  # the whole mask, when it was computed
     head_ok: np.ndarray | None = None  # without a full mask: validity of the top of P, in order
+    rest_in_pv: bool = False  # the unranked valid tokens' P sits in the Distribution's pv
 
 
 class Distribution:
@@ -36,7 +41,11 @@ class Distribution:
 
     def __init__(self, n_vocab: int) -> None:
         self.n = n_vocab
-        self.p = np.empty(n_vocab, dtype=np.float32)
+        padded = -(-n_vocab // _BLOCK) * _BLOCK
+        self._p_padded = np.zeros(padded, dtype=np.float32)  # the padding stays 0
+        self.p = self._p_padded[:n_vocab]
+        self._pv_padded = np.zeros(padded, dtype=np.float32)  # P on the valid set, 0 elsewhere
+        self._mask_f32 = np.empty(n_vocab, dtype=np.float32)
         self._scaled = np.empty(n_vocab, dtype=np.float32)
         self._log_z = 0.0
         self._p_max = 1.0
@@ -86,28 +95,9 @@ class Distribution:
 
     def top_raw(self, k: int) -> np.ndarray:
         """The k most probable token ids, most probable first."""
-        if self._top is not None and len(self._top) >= k:
-            return self._top[:k]
-        return self.above(None, k)[:k]
-
-    def above(self, mask: np.ndarray | None, k: int) -> np.ndarray:
-        """Ids (among `mask` when given) with P >= P_max / 1000, most probable first; the
-        threshold drops until at least k qualify.
-
-        One pass over the vocabulary in the usual case. The result usually holds nearly
-        all the mass, so a draw rarely has to look beyond it.
-        """
-        p = self.p
-        thr = self._p_max * 1e-3
-        while True:
-            hit = p >= thr
-            if mask is not None:
-                hit &= mask
-            idx = np.flatnonzero(hit)
-            if len(idx) >= k or thr == 0.0:
-                break
-            thr = thr * 1e-3 if thr > 1e-30 else 0.0
-        return idx[np.argsort(-p[idx], kind="stable")]
+        if self._top is None or len(self._top) < k:
+            self._top = _top_k(self._p_padded, k)
+        return self._top[:k]
 
     # -- masking --------------------------------------------------------------------
 
@@ -121,14 +111,16 @@ class Distribution:
             order = ids[np.argsort(-p[ids], kind="stable")]
             pv = p[order].astype(np.float64)
             return MaskedView(order, pv, float(pv.sum()), 0.0, n_valid, True, mask)
-        if n_valid <= self.n // 2:
-            valid_mass = float(p[mask].sum(dtype=np.float64))
-        else:
-            valid_mass = 1.0 - float(p[~mask].sum(dtype=np.float64))
-        # A large valid set: rank only its top members; sampling walks them first.
-        head_valid = self.above(mask, k)
-        pv = p[head_valid].astype(np.float64)
-        return MaskedView(head_valid, pv, max(valid_mass, 0.0), 0.0, n_valid, True, mask)
+        # A large valid set (inside a string, most of the vocabulary): P times the mask as
+        # float32, since boolean indexing costs 20x as much. Summed in float64, so that the
+        # sampler's intervals add up to exactly this mass.
+        np.copyto(self._mask_f32, mask)
+        pv = self._pv_padded
+        np.multiply(p, self._mask_f32, out=pv[: self.n])
+        valid_mass = float(pv.sum(dtype=np.float64))
+        top = _top_k(pv, k)  # only the top is ranked; a draw past it uses pv's block sums
+        pv_top = p[top].astype(np.float64)
+        return MaskedView(top, pv_top, valid_mass, 0.0, n_valid, True, mask, rest_in_pv=True)
 
     def mask_head(
         self, check: Callable[[np.ndarray], np.ndarray], tail_eps: float, k: int
@@ -167,22 +159,55 @@ class Distribution:
     def sample(self, view: MaskedView, u: float | None) -> int:
         """Exact inverse-CDF draw from P restricted to the valid set; None means greedy.
 
-        The valid head is walked first; the rest of the valid set (held in the full
-        mask) is only summed when the draw lands beyond the head, which is rare.
+        The ranked valid tokens are walked first, then the rest of the valid set in id
+        order: any fixed order gives every token an interval as wide as its probability.
         """
         if u is None or len(view.valid_sorted) == 1:
             return int(view.valid_sorted[0])
         target = u * view.valid_mass
         cum = np.cumsum(view.p_valid_sorted)
-        if target < cum[-1] or view.full_mask is None:
-            i = int(np.searchsorted(cum, min(target, cum[-1] * (1 - 1e-12)), side="right"))
-            return int(view.valid_sorted[min(i, len(cum) - 1)])
-        rest = view.full_mask.copy()
-        rest[view.valid_sorted] = False
-        ids = np.flatnonzero(rest)
-        cum_rest = np.cumsum(self.p[ids].astype(np.float64))
-        i = int(np.searchsorted(cum_rest, target - cum[-1], side="right"))
-        return int(ids[min(i, len(ids) - 1)])
+        if target >= cum[-1] and view.rest_in_pv:
+            rest = self._sample_rest(view.valid_sorted, target - cum[-1])
+            if rest is not None:
+                return rest
+        # A head-first view never draws from its unchecked tail (at most its mass bound).
+        i = int(np.searchsorted(cum, min(target, cum[-1] * (1 - 1e-12)), side="right"))
+        return int(view.valid_sorted[min(i, len(cum) - 1)])
+
+    def _sample_rest(self, ranked: np.ndarray, target: float) -> int | None:
+        """The draw landed past the ranked tokens: find it among the others by block sums.
+
+        Two short cumulative sums (over blocks, then within one) instead of one over the
+        whole vocabulary, in float64 so that no rounding shifts the intervals.
+        """
+        pv = self._pv_padded
+        pv[ranked] = 0.0  # already walked; pv is rebuilt at the next step
+        blocks = pv.reshape(-1, _BLOCK).sum(axis=1, dtype=np.float64)
+        filled = np.flatnonzero(blocks)
+        if len(filled) == 0:
+            return None
+        cum_blocks = np.cumsum(blocks)
+        # Rounding can put the target past the last valid token: that token takes it.
+        b = min(int(np.searchsorted(cum_blocks, target, side="right")), int(filled[-1]))
+        start = b * _BLOCK
+        block = pv[start : start + _BLOCK]
+        within = np.cumsum(block, dtype=np.float64)
+        i = int(np.searchsorted(within, target - (cum_blocks[b] - blocks[b]), side="right"))
+        return start + min(i, int(np.flatnonzero(block)[-1]))
+
+
+def _top_k(values: np.ndarray, k: int) -> np.ndarray:
+    """Ids of the k largest positive values (fewer if fewer are positive), largest first.
+
+    `values` is padded to whole blocks. The k-th largest block maximum is a threshold that
+    at least k values reach, so the top k are all among the few values at or above it.
+    """
+    block_max = values.reshape(-1, _BLOCK).max(axis=1)
+    thr = 0.0
+    if len(block_max) > k:
+        thr = float(np.partition(block_max, len(block_max) - k)[len(block_max) - k])
+    ids = np.flatnonzero(values >= thr) if thr > 0.0 else np.flatnonzero(values > 0.0)
+    return ids[_top_positions(values[ids], k)][:k]
 
 
 def _top_positions(values: np.ndarray, k: int) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,10 @@ if TYPE_CHECKING:
 
 # Same layout as llama_token_data {int32 id; float logit; float p}, so NumPy can fill it.
 _TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
+# A check of many tokens is split across cores: llama.cpp's grammar check only reads the
+# grammar state, and ctypes drops the GIL. Smaller parts cost more to hand over than they save.
+_MIN_PART = 2048
+_MAX_PARTS = 8
 
 
 class LlamaCppBackend:
@@ -38,11 +43,12 @@ class LlamaCppBackend:
         n = model.n_vocab
         self._buf = (llama_cpp.llama_token_data * n)()
         self._view = np.frombuffer(self._buf, dtype=_TOKEN_DATA)
-        self._array = llama_cpp.llama_token_data_array(
-            data=ctypes.cast(self._buf, llama_cpp.llama_token_data_p),
-            size=n,
-            selected=-1,
-            sorted=False,
+        self._n_parts = max(1, min(os.cpu_count() or 1, _MAX_PARTS))
+        self._parts = [llama_cpp.llama_token_data_array() for _ in range(self._n_parts)]
+        self._split_pool = (
+            ThreadPoolExecutor(self._n_parts - 1, thread_name_prefix="llamacpp-check")
+            if self._n_parts > 1
+            else None
         )
         self._all_ids = np.arange(n, dtype=np.int32)
         # Verdicts checked ahead for the current grammar state: 1 valid, 0 not, -1 unknown.
@@ -83,17 +89,37 @@ class LlamaCppBackend:
 
     def _check_now(self, token_ids: np.ndarray) -> np.ndarray:
         n = len(token_ids)
-        if n == 0:
-            return np.zeros(0, dtype=bool)
         view = self._view[:n]
         view["id"] = token_ids
         view["logit"] = 0.0
-        self._array.size = n
-        self._array.selected = -1
-        self._array.sorted = False
+        n_parts = max(1, min(self._n_parts, n // _MIN_PART))
+        bounds = np.linspace(0, n, n_parts + 1).astype(int)
+        spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+        helpers = []
+        if self._split_pool is not None:
+            helpers = [
+                self._split_pool.submit(self._apply, i, lo, hi)
+                for i, (lo, hi) in enumerate(spans[1:], start=1)
+            ]
+        self._apply(0, *spans[0])
+        for helper in helpers:
+            helper.result()
         # The sampler sets the logit of each rejected token to -inf.
-        llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(self._array))
         return view["logit"] == 0.0
+
+    def _apply(self, part: int, lo: int, hi: int) -> None:
+        """llama.cpp's grammar check over buffer entries [lo, hi)."""
+        if hi <= lo:
+            return
+        array = self._parts[part]
+        array.data = ctypes.cast(
+            ctypes.byref(self._buf, lo * ctypes.sizeof(llama_cpp.llama_token_data)),
+            llama_cpp.llama_token_data_p,
+        )
+        array.size = hi - lo
+        array.selected = -1
+        array.sorted = False
+        llama_cpp.llama_sampler_apply(self._sampler, ctypes.byref(array))
 
     def full_mask(self) -> np.ndarray:
         return self.check(self._all_ids)
@@ -112,6 +138,8 @@ class LlamaCppBackend:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+        if self._split_pool is not None:
+            self._split_pool.shutdown(wait=True)
         if self._sampler:
             llama_cpp.llama_sampler_free(self._sampler)
             self._sampler = None

@@ -102,3 +102,20 @@ def test_reset_returns_to_the_start_of_the_grammar(model, person, backend):
         assert np.array_equal(b.full_mask(), start)
     finally:
         b.close()
+
+
+def test_llamacpp_checks_split_across_cores_match_one_part_checks(model, person):
+    # Big checks are split over threads sharing one grammar state; each part must get the
+    # verdicts a small, unsplit check of the same tokens gets.
+    _, compiled = person
+    b = make_backend("llamacpp", model, compiled)
+    try:
+        for token in model.tokenize('{ "name": "Al', add_special=False):
+            b.accept(token)
+        whole = b.full_mask()  # one call over the whole vocabulary: split where cores allow
+        ids = np.arange(model.n_vocab, dtype=np.int32)
+        pieces = np.concatenate([b.check(ids[i : i + 1000]) for i in range(0, len(ids), 1000)])
+        assert np.array_equal(whole, pieces)
+        assert 0 < whole.sum() < model.n_vocab
+    finally:
+        b.close()

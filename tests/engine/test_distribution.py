@@ -69,3 +69,38 @@ def test_greedy_takes_the_most_probable_valid_token():
     d = _dist([5.0, 4.0, 3.0])
     view = d.mask_full(np.array([False, True, True]), 3)
     assert d.sample(view, None) == 1
+
+
+def _big(seed: int, n: int = 50_000) -> tuple[Distribution, np.ndarray]:
+    """A vocabulary-sized case: flat logits, most tokens valid, as inside a JSON string."""
+    rng = np.random.default_rng(seed)
+    d = _dist((rng.normal(size=n) * 1.5).tolist(), temperature=0.7)
+    return d, rng.random(n) < 0.9
+
+
+def test_top_k_matches_a_full_sort():
+    d, mask = _big(2)
+    p = d.p.astype(np.float64)
+    assert list(d.top_raw(10)) == list(np.argsort(-p, kind="stable")[:10])
+    view = d.mask_full(mask, 10)
+    valid_ids = np.flatnonzero(mask)
+    expected = valid_ids[np.argsort(-p[valid_ids], kind="stable")[:10]]
+    assert list(view.valid_sorted) == list(expected)
+    assert view.n_valid == int(mask.sum()) and view.n_valid_exact
+    assert abs(view.valid_mass - p[mask].sum()) < 1e-6
+
+
+def test_sampling_a_large_valid_set_past_its_ranked_top_is_exact():
+    # The ranked top-3 holds a small share of the valid mass, so most draws land past it.
+    d, mask = _big(3, n=6000)
+    view = d.mask_full(mask, 3)
+    p = np.where(mask, d.p.astype(np.float64), 0.0)
+    p /= p.sum()
+    # Draw at the midpoint of every token's interval in the sampler's own walk order:
+    # each token must come back exactly once.
+    order = list(view.valid_sorted) + [t for t in np.flatnonzero(p) if t not in view.valid_sorted]
+    cum = np.cumsum(p[order])
+    mids = cum - p[order] / 2
+    drawn = [d.sample(view, float(u)) for u in mids[::37]]
+    assert drawn == order[::37]
+    assert all(mask[t] for t in (d.sample(view, u) for u in (0.0, 0.5, 0.999999999)))
