@@ -17,6 +17,7 @@ import numpy as np
 from engine.distribution import Distribution, MaskedView
 from engine.errors import MaskscopeError
 from engine.grammar import CompiledSchema
+from engine.gumbel import GumbelDraw
 from engine.masking import MaskBackend, make_backend
 from engine.model import Model
 from engine.records import (
@@ -80,11 +81,17 @@ class _Stepper:
     def _only_eog(self, ids: np.ndarray) -> bool:
         return bool(np.isin(ids, self.eog).all())
 
-    def grammar_complete(self, view: MaskedView) -> bool:
+    def grammar_complete(self, mask: np.ndarray | None, n_valid: int) -> bool:
         """True when the grammar admits nothing but an end token."""
-        if view.full_mask is None:
+        if mask is None:
             return False
-        return view.n_valid == int(view.full_mask[self.eog].sum())
+        return n_valid == int(mask[self.eog].sum())
+
+    def next_mask(self, draw: GumbelDraw) -> np.ndarray:
+        """The next step's mask and draw offsets; runs while the forward pass runs."""
+        mask = self.primary.full_mask()
+        draw.prepare(mask, greedy=self.settings.temperature <= 0)
+        return mask
 
     def candidates(
         self, ids: np.ndarray, ok_all: np.ndarray, view: MaskedView
@@ -212,8 +219,15 @@ def generate(
     # checks ahead: ctypes drops the GIL inside llama.cpp. When llama.cpp already uses
     # every core, work beside it only stalls its threads, so then it all runs in turn.
     overlap = model.has_spare_compute
+    # With a cheap full mask, the mask and the draw's noise are made during the forward
+    # pass too: the step then waits only for a subtraction and an argmax (engine/gumbel.py),
+    # and P, the masked view and the record follow while the next forward pass runs.
+    drawn_ahead = overlap and primary.cheap_full_mask and secondary is None
+    draw = GumbelDraw(model.n_vocab, settings.seed) if drawn_ahead else None
     forward_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forward")
+    mask_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="next-mask")
     forward: Future[float] | None = None
+    next_mask: Future[np.ndarray] | None = None
     try:
         for step in range(settings.max_tokens):
             if forward is not None:
@@ -223,19 +237,32 @@ def generate(
             if should_stop():
                 finish = FinishReason.CANCELLED
                 break
-            stepper.dist.update(model.logits(), settings.temperature)
-            view, mask_ms = stepper.masked()
-            if view.n_valid == 0:
+            if draw is not None:
+                t_mask = time.perf_counter()
+                if next_mask is None:  # the first step: nothing ran ahead of it
+                    next_mask = mask_pool.submit(stepper.next_mask, draw)
+                mask = next_mask.result()
+                next_mask = None
+                mask_ms = (time.perf_counter() - t_mask) * 1000.0
+                n_valid = int(np.count_nonzero(mask))
+                stepper.dist.scale(model.logits(), settings.temperature)
+                token = draw.draw(stepper.dist.scaled)
+            else:
+                stepper.dist.update(model.logits(), settings.temperature)
+                view, mask_ms = stepper.masked()
+                mask, n_valid = view.full_mask, view.n_valid
+            if n_valid == 0:
                 finish, message = FinishReason.ERROR, "the grammar allows no token at all here"
                 break
-            if stepper.grammar_complete(view):
+            if stepper.grammar_complete(mask, n_valid):
                 finish = FinishReason.GRAMMAR_COMPLETE
                 break
-            u = float(rng.random()) if settings.temperature > 0 else None
-            token = stepper.dist.sample(view, u)
+            if draw is None:
+                u = float(rng.random()) if settings.temperature > 0 else None
+                token = stepper.dist.sample(view, u)
             # What needs this step's grammar state is taken before the backends move on.
             disagreement = stepper.disagreement(view) if secondary is not None else None
-            full = stepper.full_step(view) if settings.keep_full else None
+            full = stepper.full_step(view) if settings.keep_full and draw is None else None
             is_end = model.is_eog(token)
             n_tokens += 1
             total_mask += mask_ms
@@ -255,7 +282,15 @@ def generate(
                     primary.prepare(stepper.likely_next())
                     if secondary is not None:
                         secondary.prepare()
+                    if draw is not None:
+                        next_mask = mask_pool.submit(stepper.next_mask, draw)
                     forward = forward_pool.submit(_timed_forward, model, token)
+            if draw is not None:  # the rest of this step runs beside the next forward pass
+                assert mask is not None
+                stepper.dist.normalise()
+                view = stepper.dist.mask_full(mask, settings.top_k)
+                if settings.keep_full:
+                    full = stepper.full_step(view)
             piece = b"" if is_end else model.piece(token)
             out += piece
             n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
@@ -279,9 +314,11 @@ def generate(
     except MaskscopeError as exc:
         finish, message = FinishReason.ERROR, str(exc)
     finally:
-        if forward is not None:  # never free the model under a running forward pass
-            forward.exception()
+        for pending in (forward, next_mask):  # never free what a thread still works on
+            if pending is not None:
+                pending.exception()
         forward_pool.shutdown(wait=True)
+        mask_pool.shutdown(wait=True)
         primary.close()
         if secondary is not None:
             secondary.close()

@@ -53,13 +53,27 @@ class Distribution:
         self.last_head = np.empty(0, dtype=np.intp)  # ids of the last head() found
 
     def update(self, logits: np.ndarray, temperature: float) -> None:
-        """Greedy runs (T = 0) show the distribution at T = 1.
+        """scale() then normalise(): P for this step's logits."""
+        self.scale(logits, temperature)
+        self.normalise()
 
-        Five passes over the vocabulary; this sits on every step's critical path.
+    def scale(self, logits: np.ndarray, temperature: float) -> None:
+        """z = logits / T, copied out of llama.cpp's buffer (the next forward pass reuses it).
+
+        Greedy runs (T = 0) show the distribution at T = 1.
         """
         inv_t = 1.0 / temperature if temperature > 0 else 1.0
+        np.multiply(logits, np.float32(inv_t), out=self._scaled)
+        self._top = None
+
+    @property
+    def scaled(self) -> np.ndarray:
+        """z = logits / T after scale(), until normalise() shifts it by its maximum."""
+        return self._scaled
+
+    def normalise(self) -> None:
+        """P = softmax(z): five passes over the vocabulary."""
         scaled = self._scaled
-        np.multiply(logits, np.float32(inv_t), out=scaled)
         scaled -= scaled.max()
         # exp() of anything below -87 underflows float32 and takes NumPy's slow path (2.5x);
         # those tokens' probabilities are below 1e-38 either way.
@@ -69,7 +83,6 @@ class Distribution:
         self.p *= np.float32(1.0 / z)
         self._log_z = float(np.log(z))
         self._p_max = 1.0 / z  # the maximum logit maps to exp(0) = 1
-        self._top = None
 
     @property
     def entropy(self) -> float:
