@@ -87,11 +87,12 @@ class _Stepper:
             return False
         return n_valid == int(mask[self.eog].sum())
 
-    def next_mask(self, draw: GumbelDraw) -> np.ndarray:
-        """The next step's mask and draw offsets; runs while the forward pass runs."""
+    def next_mask(self, draw: GumbelDraw) -> tuple[np.ndarray, int]:
+        """The next step's mask, its valid count and the draw's offsets; runs while the
+        forward pass runs."""
         mask = self.primary.full_mask()
         draw.prepare(mask, greedy=self.settings.temperature <= 0)
-        return mask
+        return mask, int(np.count_nonzero(mask))
 
     def candidates(
         self, ids: np.ndarray, ok_all: np.ndarray, view: MaskedView
@@ -227,7 +228,7 @@ def generate(
     forward_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forward")
     mask_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="next-mask")
     forward: Future[float] | None = None
-    next_mask: Future[np.ndarray] | None = None
+    next_mask: Future[tuple[np.ndarray, int]] | None = None
     try:
         for step in range(settings.max_tokens):
             if forward is not None:
@@ -241,10 +242,9 @@ def generate(
                 t_mask = time.perf_counter()
                 if next_mask is None:  # the first step: nothing ran ahead of it
                     next_mask = mask_pool.submit(stepper.next_mask, draw)
-                mask = next_mask.result()
+                mask, n_valid = next_mask.result()
                 next_mask = None
                 mask_ms = (time.perf_counter() - t_mask) * 1000.0
-                n_valid = int(np.count_nonzero(mask))
                 stepper.dist.scale(model.logits(), settings.temperature)
                 token = draw.draw(stepper.dist.scaled)
             else:
@@ -278,13 +278,13 @@ def generate(
                         )
                         secondary.close()
                         secondary = stepper.secondary = None
-                if overlap:
+                if overlap:  # the forward pass first: it is what the next step waits for
+                    forward = forward_pool.submit(_timed_forward, model, token)
                     primary.prepare(stepper.likely_next())
                     if secondary is not None:
                         secondary.prepare()
                     if draw is not None:
                         next_mask = mask_pool.submit(stepper.next_mask, draw)
-                    forward = forward_pool.submit(_timed_forward, model, token)
             if draw is not None:  # the rest of this step runs beside the next forward pass
                 assert mask is not None
                 stepper.dist.normalise()
