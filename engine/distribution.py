@@ -19,6 +19,9 @@ _SMALL_VALID_SET = 4096
 # Per-token arrays are padded to whole blocks: block maxima bound the top-K and block sums
 # locate a draw, each in one cheap pass over the vocabulary.
 _BLOCK = 1024
+# Log-spaced bins for tightening the head between two thresholds 100x apart: each spans a
+# factor 100^(1/64), about 1.07.
+_TIGHTEN_BINS = 64
 
 
 @dataclass(slots=True)
@@ -97,12 +100,16 @@ class Distribution:
         """
         p = self.p
         thr = self._p_max * 1e-3
+        above: float | None = None  # the last threshold that left too much mass out
         while True:
             idx = np.flatnonzero(p >= thr)
             tail = 1.0 - float(p[idx].sum(dtype=np.float64))
             if (tail <= tail_eps and len(idx) >= min_count) or len(idx) == self.n:
                 break
+            above = thr
             thr *= 1e-2 if thr > 1e-30 else 0.0
+        if above is not None and thr > 0.0 and len(idx) > min_count:
+            idx, tail = _tighten(p, idx, tail, thr, above, tail_eps, min_count)
         self.last_head = idx
         return idx, max(tail, 0.0)
 
@@ -207,6 +214,40 @@ class Distribution:
         within = np.cumsum(block, dtype=np.float64)
         i = int(np.searchsorted(within, target - (cum_blocks[b] - blocks[b]), side="right"))
         return start + min(i, int(np.flatnonzero(block)[-1]))
+
+
+def _tighten(
+    p: np.ndarray,
+    idx: np.ndarray,
+    tail: float,
+    lower: float,
+    upper: float,
+    tail_eps: float,
+    min_count: int,
+) -> tuple[np.ndarray, float]:
+    """Shrink a head found at threshold `lower` (where `upper`, 100x higher, left too much
+    out) to near the smallest head whose tail is still at most `tail_eps`.
+
+    Thresholds fall 100x at a time, so the first head that qualifies held ~2x the tokens it
+    needs on MaskBench runs, and every one costs a grammar check. The head's values go into
+    log-spaced bins between the two thresholds; the lowest bins whose mass still fits under
+    the bound leave the head.
+    """
+    vals = p[idx]
+    spare = 0.99 * (tail_eps - tail)  # the margin covers float32 rounding of the bin sums
+    log_bins = np.log(vals * np.float32(1.0 / lower))
+    log_bins *= np.float32(_TIGHTEN_BINS / np.log(upper / lower))
+    bins = np.minimum(log_bins, np.float32(_TIGHTEN_BINS)).astype(np.intp)  # above: bin K
+    mass = np.cumsum(np.bincount(bins, weights=vals, minlength=_TIGHTEN_BINS + 1))
+    # The mass grows bin by bin, so the bins that may go are a prefix.
+    first_kept = int(np.count_nonzero(mass[:_TIGHTEN_BINS] <= spare))
+    if first_kept == 0:
+        return idx, tail
+    pos = np.flatnonzero(bins >= first_kept)
+    tight_tail = 1.0 - float(vals[pos].sum(dtype=np.float64))
+    if tight_tail > tail_eps or len(pos) < min_count:  # never trade exactness for speed
+        return idx, tail
+    return idx[pos], tight_tail
 
 
 def _top_k(values: np.ndarray, k: int) -> np.ndarray:

@@ -104,3 +104,15 @@ def test_sampling_a_large_valid_set_past_its_ranked_top_is_exact():
     drawn = [d.sample(view, float(u)) for u in mids[::37]]
     assert drawn == order[::37]
     assert all(mask[t] for t in (d.sample(view, u) for u in (0.0, 0.5, 0.999999999)))
+
+
+def test_head_is_close_to_the_smallest_that_bounds_the_tail():
+    # Flat logits, as inside a JSON string: the head is large, and every token in it costs
+    # a grammar check, so it must not hold many more tokens than the bound needs.
+    d, _ = _big(4, n=200_000)
+    order, tail = d.head(1e-6, 10)
+    p = np.sort(d.p.astype(np.float64))[::-1]
+    smallest = int(np.searchsorted(np.cumsum(p), 1.0 - 1e-6)) + 1
+    assert tail <= 1e-6
+    assert abs(tail - (1.0 - d.p[order].sum(dtype=np.float64))) < 1e-12
+    assert smallest <= len(order) <= 1.1 * smallest + 10
