@@ -351,6 +351,9 @@ def machine_info(model: Model) -> dict[str, Any]:
         "layers": info.n_layer + 1,
         "offload": info.offload_label,
         "llama_threads": info.n_threads,
+        # Whether the next forward pass overlaps the step's own work (engine/decode.py).
+        "steps_overlap": model.has_spare_compute,
+        "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
     }
 
 
@@ -427,6 +430,12 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
         f"{m['llama_threads']} llama.cpp thread(s)",
         file=out,
     )
+    overlap = (
+        "the next forward pass overlaps each step (compute to spare)"
+        if m["steps_overlap"]
+        else "steps run in turn (llama.cpp uses every core)"
+    )
+    print(overlap, file=out)
     print(
         f"{result['n_workloads']} prompts (currency, invoice, {result['n_schemas']} schemas) "
         f"× up to {result['steps']} steps · T={TEMPERATURE} · seed {SEED} · step 0 excluded",

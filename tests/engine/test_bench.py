@@ -74,4 +74,6 @@ def test_quick_workload_and_machine(report: dict[str, Any]) -> None:
     assert report["rss_checkpoints"] == [12, 60]
     assert report["machine"]["cpu_count"] >= 1
     assert isinstance(report["machine"]["gpu_offload_supported"], bool)
+    assert isinstance(report["machine"]["steps_overlap"], bool)
+    assert report["machine"]["gomp_spincount"]  # set by the engine unless the user did
     assert all(isinstance(t["met"], bool | None) for t in report["targets"].values())
