@@ -1,0 +1,67 @@
+"""GBNF rewrites for llguidance: each must keep the grammar's language exactly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.decode import run_to_end
+from engine.gbnf_rewrite import distinct_lark_names, fold_bounded_repeats
+from engine.grammar import compile_schema
+from engine.masking import make_backend
+from engine.masking.llguidance import gbnf_to_lark
+from engine.settings import GenerationSettings
+
+# Real converter output for such a schema names rules after the $defs, as here.
+CLASHING = """root ::= "{" Tender "," tender "," fooBar "," foo-bar "}"
+Tender ::= "\\"Tender\\"" [Tt] tender-x
+tender ::= "tender" | [tender]
+tender-x ::= "x"
+fooBar ::= "fooBar"
+foo-bar ::= "foo-bar"
+"""
+
+
+def test_clashing_names_are_renamed_outside_literals_only():
+    out = distinct_lark_names(CLASHING)
+    assert 'root ::= "{" Tender "," tender-2 "," fooBar "," foo-bar-2 "}"' in out
+    assert 'tender-2 ::= "tender" | [tender]' in out  # the literal and class are untouched
+    assert 'Tender ::= "\\"Tender\\"" [Tt] tender-x' in out
+    assert "foo-bar-2 ::= " in out
+    gbnf_to_lark(out)  # llguidance's translation accepts it
+    with pytest.raises(Exception, match="already exists"):
+        gbnf_to_lark(CLASHING)
+
+
+def test_names_that_do_not_clash_are_left_as_they_are():
+    gbnf = 'root ::= item ("," item)*\nitem ::= [a-z]+\n'
+    assert distinct_lark_names(gbnf) == gbnf
+
+
+def test_bounded_repeat_folds_to_its_exact_equal():
+    gbnf = 'root ::= "\\"" (char (char (char)?)?)? "\\""\nchar ::= [a-z]\n'
+    assert "char{0,3}" in fold_bounded_repeats(gbnf)
+
+
+def test_schema_whose_names_differ_only_in_case_runs_on_llguidance(model):
+    # From MaskBench (Github_ultra---o65323): $defs `Tender` and `tender` used to make
+    # llguidance refuse the grammar with "Rule 'tender' already exists".
+    schema = {
+        "$defs": {
+            "Tender": {"type": "object", "properties": {"id": {"type": "integer"}}},
+            "tender": {"enum": ["open", "closed"]},
+        },
+        "type": "object",
+        "properties": {"t": {"$ref": "#/$defs/Tender"}, "state": {"$ref": "#/$defs/tender"}},
+        "required": ["t", "state"],
+        "additionalProperties": False,
+    }
+    compiled = compile_schema(json.dumps(schema))
+    names = [line.split(" ::= ")[0] for line in compiled.gbnf.splitlines() if " ::= " in line]
+    assert "Tender" in names and "tender" in names  # the clash is real
+    for backend in ("llguidance", "llamacpp"):
+        make_backend(backend, model, compiled).close()
+    settings = GenerationSettings(temperature=0.0, max_tokens=60)
+    result = run_to_end(model, compiled, "A tender as JSON.\nJSON:", settings)
+    assert result.valid, (result.text, result.errors)
