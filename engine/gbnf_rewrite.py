@@ -14,30 +14,35 @@ import re
 
 # An atom: a rule name, a character class, or a string literal.
 _ATOM = r'(?:[A-Za-z][A-Za-z0-9_-]*|\[(?:\\.|[^\]\\])*\]|"(?:\\.|[^"\\])*")'
-_OPTIONAL = re.compile(rf"(?<![\w\]\"-])({_ATOM})\?")
-_PAREN_OPTIONAL = re.compile(rf"\(({_ATOM})\)\?")
-_FOLD = re.compile(rf"\(({_ATOM}) \1\{{0,(\d+)\}}\)\?")
+_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]')
+# `(a (a ... (a)?)?)?`: the openers, the innermost `(a)?` or `a?`, then the closers. A
+# literal or class is matched whole first, so text inside one is never taken for a chain.
+_CHAIN = re.compile(
+    rf"{_LITERAL.pattern}|\((?P<atom>{_ATOM}) (?P<openers>(?:\((?P=atom) )*)"
+    rf"(?:\((?P=atom)\)|(?P=atom))\?(?P<closers>(?:\)\?)+)"
+)
+
+
+def _fold_chain(m: re.Match[str]) -> str:
+    atom, openers, closers = m.group("atom", "openers", "closers")
+    if atom is None:  # a literal or class
+        return m.group(0)
+    levels = 1 + len(openers) // (len(atom) + 2)  # each opener is `(` atom ` `
+    closed = len(closers) // 2
+    # Closers past this chain's levels belong to enclosing groups; if there are fewer, the
+    # outer levels hold more than the atom and only the inner `closed` levels fold.
+    folded = min(levels, closed)
+    unfolded = f"({atom} " * (levels - folded)
+    return f"{unfolded}{atom}{{0,{folded + 1}}}" + ")?" * (closed - folded)
 
 
 def fold_bounded_repeats(gbnf: str) -> str:
-    out = []
-    for line in gbnf.splitlines():
-        if "?)?" not in line:
-            out.append(line)
-            continue
-        line = _PAREN_OPTIONAL.sub(r"\1{0,1}", line)
-        line = _OPTIONAL.sub(r"\1{0,1}", line)
-        while True:
-            folded = _FOLD.sub(lambda m: f"{m.group(1)}{{0,{int(m.group(2)) + 1}}}", line)
-            if folded == line:
-                break
-            line = folded
-        out.append(line)
-    return "\n".join(out) + ("\n" if gbnf.endswith("\n") else "")
+    """Every nested-optional chain as `a{0,n}`, in one pass (maxLength: 65535 makes a chain
+    65,535 levels deep, which also overflows llama.cpp's own recursive parser)."""
+    return _CHAIN.sub(_fold_chain, gbnf)
 
 
 _RULE_NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*) ::= ", re.MULTILINE)
-_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]')
 _NAME = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9_-]*(?![\w-])")
 
 

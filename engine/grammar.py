@@ -12,6 +12,7 @@ from llama_cpp.llama_grammar import json_schema_to_gbnf
 from engine import native_log
 from engine.coverage import Unenforced, unenforced_keywords
 from engine.errors import GrammarError
+from engine.gbnf_rewrite import fold_bounded_repeats
 from engine.schema import parse_schema
 
 ROOT = "root"
@@ -20,6 +21,8 @@ _JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
 _LOOSE_CHAR = 'char ::= [^"\\\\] |'
 _STRICT_CHAR = 'char ::= [^"\\\\\\x00-\\x1F] |'
 _ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "examples", "default"}
+# llama.cpp's grammar parser refuses a repeat it would expand into more rules than this.
+_MAX_REPETITION = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ def schema_to_gbnf(schema: Any) -> str:
     if schema is True or (isinstance(schema, dict) and not set(schema) - _ANNOTATIONS):
         schema = {**(schema if isinstance(schema, dict) else {}), "type": list(_JSON_TYPES)}
     try:
-        return _strict_json_strings(json_schema_to_gbnf(json.dumps(schema)))
+        gbnf = json_schema_to_gbnf(json.dumps(schema))
     except RecursionError:
         raise GrammarError(
             "the schema is too deeply nested or self-referencing to convert"
@@ -46,6 +49,10 @@ def schema_to_gbnf(schema: Any) -> str:
     except Exception as exc:  # the converter fails with asserts and KeyErrors on what it lacks
         reason = str(exc) or type(exc).__name__
         raise GrammarError(f"llama.cpp's JSON-Schema converter failed: {reason}") from None
+    # The converter spells maxLength: n as optionals nested n deep, which llama.cpp's
+    # recursive parser cannot read past a few thousand (65535 crashed it); `a{0,n}` is
+    # the same language and parses flat.
+    return fold_bounded_repeats(_strict_json_strings(gbnf))
 
 
 def _strict_json_strings(gbnf: str) -> str:
@@ -68,6 +75,12 @@ def check_gbnf(gbnf: str) -> None:
         sampler = llama_cpp.llama_sampler_init_grammar(None, gbnf.encode(), ROOT.encode())
     if not sampler:
         detail = captured.errors or "llama.cpp rejected the grammar without saying why"
+        if "exceeds sane defaults" in detail:
+            raise GrammarError(
+                "llama.cpp rejected the grammar: a bounded repeat (maxLength, maxItems, "
+                f"…) is longer than llama.cpp's grammar engine takes (about {_MAX_REPETITION})",
+                detail,
+            )
         raise GrammarError(f"llama.cpp rejected the grammar: {_headline(detail)}", detail)
     llama_cpp.llama_sampler_free(sampler)
 

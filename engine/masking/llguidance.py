@@ -16,7 +16,7 @@ from llguidance.gbnf_to_lark import gbnf_to_lark as _llg_gbnf_to_lark
 from llguidance.numpy import allocate_token_bitmask, fill_next_token_bitmask
 
 from engine.errors import GrammarError
-from engine.gbnf_rewrite import distinct_lark_names, fold_bounded_repeats
+from engine.gbnf_rewrite import distinct_lark_names
 
 if TYPE_CHECKING:
     from engine.grammar import CompiledSchema
@@ -81,7 +81,7 @@ class LlguidanceBackend:
         self._n_vocab = model.n_vocab
         tok = tokenizer_for(model)
         grammar = llguidance.LLMatcher.grammar_from_lark(
-            gbnf_to_lark(distinct_lark_names(fold_bounded_repeats(compiled.gbnf)))
+            gbnf_to_lark(distinct_lark_names(compiled.gbnf))
         )
         self._matcher = llguidance.LLMatcher(tok, grammar, log_level=0)
         if self._matcher.is_error():

@@ -65,3 +65,44 @@ def test_schema_whose_names_differ_only_in_case_runs_on_llguidance(model):
     settings = GenerationSettings(temperature=0.0, max_tokens=60)
     result = run_to_end(model, compiled, "A tender as JSON.\nJSON:", settings)
     assert result.valid, (result.text, result.errors)
+
+
+@pytest.mark.parametrize(
+    ("gbnf", "expected"),
+    [
+        ('r ::= "x" (c (c (c)?)?)? "y"', 'r ::= "x" c{0,3} "y"'),
+        ("r ::= (c (c c?)?)?", "r ::= c{0,3}"),
+        ('r ::= ("a" ("a")?)?', 'r ::= "a"{0,2}'),
+        ("r ::= ([0-9] ([0-9])?)?", "r ::= [0-9]{0,2}"),
+        # Closers of an enclosing group stay; a level holding more than the atom stays.
+        ("r ::= (x (c (c)?)?)?", "r ::= (x c{0,2})?"),
+        ('r ::= (c (c (c)?)? "z")?', 'r ::= (c c{0,2} "z")?'),
+        # Inside a literal or a class, nothing is a chain.
+        ('r ::= "(c (c)?)?" [(c]', 'r ::= "(c (c)?)?" [(c]'),
+    ],
+)
+def test_fold_cases(gbnf: str, expected: str):
+    assert fold_bounded_repeats(gbnf) == expected
+
+
+def test_a_chain_65535_levels_deep_folds_in_one_pass():
+    n = 65535
+    gbnf = 'root ::= "\\"" ' + "(char " * (n - 1) + "(char)?" + ")?" * (n - 1) + ' "\\""\n'
+    assert fold_bounded_repeats(gbnf) == 'root ::= "\\"" char{0,65535} "\\""\n'
+
+
+def test_max_length_65535_compiles_and_runs_on_both_backends(model):
+    # From MaskBench (Github_medium---o42606): the converter nested 65,535 optionals, and
+    # llama.cpp's recursive grammar parser overflowed the stack and killed the process.
+    schema = {
+        "type": "object",
+        "properties": {"label": {"type": "string", "maxLength": 65535}},
+        "required": ["label"],
+        "additionalProperties": False,
+    }
+    compiled = compile_schema(json.dumps(schema))
+    assert "char{0,65535}" in compiled.gbnf
+    for backend in ("llguidance", "llamacpp"):
+        settings = GenerationSettings(backend=backend, temperature=0.0, max_tokens=30)
+        result = run_to_end(model, compiled, "A label.\nJSON:", settings)
+        assert result.valid, (backend, result.text, result.errors)
