@@ -14,26 +14,33 @@ import re
 
 # An atom: a rule name, a character class, or a string literal.
 _ATOM = r'(?:[A-Za-z][A-Za-z0-9_-]*|\[(?:\\.|[^\]\\])*\]|"(?:\\.|[^"\\])*")'
+_ATOM_ONLY = re.compile(_ATOM)
 _LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]')
-# `(a (a ... (a)?)?)?`: the openers, the innermost `(a)?` or `a?`, then the closers. A
-# literal or class is matched whole first, so text inside one is never taken for a chain.
+# A unit: one or more atoms in sequence, such as `char` or `"," space item`.
+_UNIT = rf"{_ATOM}(?: {_ATOM})*"
+# `(u (u ... (u)?)?)?`: the openers, the innermost `(u)?` (or `a?` for one atom), then the
+# closers. A literal or class is matched whole first, so nothing inside one is a chain.
 _CHAIN = re.compile(
-    rf"{_LITERAL.pattern}|\((?P<atom>{_ATOM}) (?P<openers>(?:\((?P=atom) )*)"
-    rf"(?:\((?P=atom)\)|(?P=atom))\?(?P<closers>(?:\)\?)+)"
+    rf"{_LITERAL.pattern}|\((?P<unit>{_UNIT}) (?P<openers>(?:\((?P=unit) )*)"
+    rf"(?:\((?P=unit)\)|(?P<bare>(?P=unit)))\?(?P<closers>(?:\)\?)+)"
 )
 
 
 def _fold_chain(m: re.Match[str]) -> str:
-    atom, openers, closers = m.group("atom", "openers", "closers")
-    if atom is None:  # a literal or class
+    unit, openers, closers = m.group("unit", "openers", "closers")
+    if unit is None:  # a literal or class
         return m.group(0)
-    levels = 1 + len(openers) // (len(atom) + 2)  # each opener is `(` atom ` `
+    single = _ATOM_ONLY.fullmatch(unit) is not None
+    if m.group("bare") is not None and not single:  # `a b?` is not `(a b)?`
+        return m.group(0)
+    levels = 1 + len(openers) // (len(unit) + 2)  # each opener is `(` unit ` `
     closed = len(closers) // 2
     # Closers past this chain's levels belong to enclosing groups; if there are fewer, the
-    # outer levels hold more than the atom and only the inner `closed` levels fold.
+    # outer levels hold more than the unit and only the inner `closed` levels fold.
     folded = min(levels, closed)
-    unfolded = f"({atom} " * (levels - folded)
-    return f"{unfolded}{atom}{{0,{folded + 1}}}" + ")?" * (closed - folded)
+    unfolded = f"({unit} " * (levels - folded)
+    repeated = unit if single else f"({unit})"
+    return f"{unfolded}{repeated}{{0,{folded + 1}}}" + ")?" * (closed - folded)
 
 
 def fold_bounded_repeats(gbnf: str) -> str:
@@ -42,8 +49,10 @@ def fold_bounded_repeats(gbnf: str) -> str:
     return _CHAIN.sub(_fold_chain, gbnf)
 
 
-_RULE_NAME = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*) ::= ", re.MULTILINE)
-_NAME = re.compile(r"(?<![\w-])[A-Za-z][A-Za-z0-9_-]*(?![\w-])")
+_RULE_NAME = re.compile(r"^([A-Za-z0-9_-]+) ::= ", re.MULTILINE)
+# A rule reference: a whole name between spaces, `(`, `|` and a repeat mark (not the
+# numbers inside `{0,5}`).
+_NAME = re.compile(r"(?<![^\s(|])[A-Za-z0-9_-]+(?![^\s)?*+{|])")
 
 
 def _lark_key(name: str) -> str:
@@ -52,13 +61,15 @@ def _lark_key(name: str) -> str:
 
 
 def distinct_lark_names(gbnf: str) -> str:
-    """Rename rules whose Lark names would clash, so llguidance can translate the grammar.
+    """Rename rules whose Lark names would clash or be invalid, so llguidance can translate
+    the grammar.
 
     The translation lower-cases names, turns `-` into `_` and splits camelCase, so schema
     names that differ only there (`$defs` with `Tender` and `tender`; `fooBar` and
-    `foo-bar`) become one name, and it refuses the grammar. Later clashing rules get a
-    numeric suffix, everywhere they are named; string literals and character classes are
-    left alone, so the language is unchanged.
+    `foo-bar`) become one name, and it refuses the grammar; a name that does not start
+    with a letter (`--device-kv`) is not a Lark name at all. Such rules are renamed
+    everywhere they are named; string literals and character classes are left alone, so
+    the language is unchanged.
     """
     names = _RULE_NAME.findall(gbnf)
     taken = {"start"}  # the translation renames `root` to `start`
@@ -66,15 +77,14 @@ def distinct_lark_names(gbnf: str) -> str:
     for name in names:
         if name == "root":
             continue
-        key = _lark_key(name)
-        if key not in taken:
-            taken.add(key)
-            continue
-        i = 2
-        while _lark_key(f"{name}-{i}") in taken or f"{name}-{i}" in names:
-            i += 1
-        renames[name] = f"{name}-{i}"
-        taken.add(_lark_key(renames[name]))
+        # A name must start with a letter in Lark (a `$defs` key of "" or "-" makes `-`).
+        base = name if name[0].isalpha() else f"r{name}"
+        new, i = base, 2
+        while _lark_key(new) in taken or (new != name and new in names):
+            new, i = f"{base}-{i}", i + 1
+        taken.add(_lark_key(new))
+        if new != name:
+            renames[name] = new
     if not renames:
         return gbnf
 

@@ -34,6 +34,13 @@ def test_clashing_names_are_renamed_outside_literals_only():
         gbnf_to_lark(CLASHING)
 
 
+def test_names_that_do_not_start_with_a_letter_get_one():
+    gbnf = 'root ::= - "," r--x\n- ::= --x{0,5}\n--x ::= "-"\nr--x ::= "y"\n'
+    out = distinct_lark_names(gbnf)
+    assert out == 'root ::= r- "," r--x\nr- ::= r--x-2{0,5}\nr--x-2 ::= "-"\nr--x ::= "y"\n'
+    gbnf_to_lark(out)
+
+
 def test_names_that_do_not_clash_are_left_as_they_are():
     gbnf = 'root ::= item ("," item)*\nitem ::= [a-z]+\n'
     assert distinct_lark_names(gbnf) == gbnf
@@ -77,6 +84,13 @@ def test_schema_whose_names_differ_only_in_case_runs_on_llguidance(model):
         # Closers of an enclosing group stay; a level holding more than the atom stays.
         ("r ::= (x (c (c)?)?)?", "r ::= (x c{0,2})?"),
         ('r ::= (c (c (c)?)? "z")?', 'r ::= (c c{0,2} "z")?'),
+        # maxItems: a unit of several atoms, separator included, in parentheses.
+        (
+            'r ::= "[" (it ("," space it ("," space it)?)?)? "]"',
+            'r ::= "[" (it ("," space it){0,2})? "]"',
+        ),
+        # `a b?` is not `(a b)?`: a bare innermost mark only folds a single atom.
+        ("r ::= (a b (a b?)?)?", "r ::= (a b (a b?)?)?"),
         # Inside a literal or a class, nothing is a chain.
         ('r ::= "(c (c)?)?" [(c]', 'r ::= "(c (c)?)?" [(c]'),
     ],
@@ -106,3 +120,14 @@ def test_max_length_65535_compiles_and_runs_on_both_backends(model):
         settings = GenerationSettings(backend=backend, temperature=0.0, max_tokens=30)
         result = run_to_end(model, compiled, "A label.\nJSON:", settings)
         assert result.valid, (backend, result.text, result.errors)
+
+
+def test_max_items_array_compiles_flat_and_runs_on_llguidance(model):
+    # From MaskBench (WashingtonPost---wp_94): maxItems nested its separator-and-item
+    # groups ~900 deep, and llguidance refused the grammar as "too deeply nested".
+    schema = {"type": "array", "items": {"type": "integer"}, "maxItems": 300}
+    compiled = compile_schema(json.dumps(schema))
+    assert '(integer ("," space integer){0,299})?' in compiled.gbnf
+    settings = GenerationSettings(temperature=0.0, max_tokens=30)
+    result = run_to_end(model, compiled, "Three small numbers as a JSON array.\nJSON:", settings)
+    assert result.finish_reason.value != "error", result.message
