@@ -63,3 +63,20 @@ def test_grammar_llama_cpp_rejects_carries_its_reason():
     ) as info:
         compile_schema(json.dumps(_load("JsonSchemaStore---winget-pkgs-locale-1.0.0")["schema"]))
     assert "error parsing grammar" in info.value.detail
+
+
+@pytest.mark.parametrize(
+    "name", ["Github_ultra---o65323", "JME_1", "WashingtonPost---wp_94_Normalized"]
+)
+def test_schemas_llguidance_once_refused_now_run(model, name):
+    compiled = compile_schema(json.dumps(_load(name)["schema"]))
+    settings = GenerationSettings(backend="llguidance", temperature=0.0, max_tokens=40)
+    result = run_to_end(model, compiled, PROMPT, settings)
+    assert result.n_tokens > 0 and not result.message.startswith("llguidance"), result.message
+
+
+def test_schema_that_crashed_llama_cpp_parser_gets_a_message():
+    # maxLength: 65535 used to overflow llama.cpp's recursive parser and kill the process;
+    # now the only failure left is the converter's `\\w` escape, as a message.
+    with pytest.raises(GrammarError, match="unknown escape"):
+        compile_schema(json.dumps(_load("Github_medium---o42606")["schema"]))
