@@ -77,6 +77,6 @@ def test_schemas_llguidance_once_refused_now_run(model, name):
 
 def test_schema_that_crashed_llama_cpp_parser_gets_a_message():
     # maxLength: 65535 used to overflow llama.cpp's recursive parser and kill the process;
-    # now the only failure left is the converter's `\\w` escape, as a message.
+    # now the only failure left is the converter's `\w` escape, as a message.
     with pytest.raises(GrammarError, match="unknown escape"):
         compile_schema(json.dumps(_load("Github_medium---o42606")["schema"]))
