@@ -39,7 +39,6 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from engine.cli import add_model_arguments, model_settings
 from engine.decode import generate
 from engine.errors import MaskscopeError
 from engine.examples import load_example
@@ -47,6 +46,7 @@ from engine.grammar import CompiledSchema, compile_schema
 from engine.masking import make_backend
 from engine.masking.llguidance import tokenizer_for
 from engine.model import Model
+from engine.model_options import add_model_arguments, model_settings
 from engine.records import StepRecord
 from engine.settings import BACKENDS, GenerationSettings
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TextIO
 
 from engine.errors import MaskscopeError
+from engine.model_options import add_model_arguments, model_settings
 from engine.records import RunResult, StepRecord
-from engine.settings import BACKENDS, DEFAULT_BACKEND, GenerationSettings, ModelSettings
+from engine.settings import BACKENDS, DEFAULT_BACKEND, GenerationSettings
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -24,21 +25,6 @@ def _read_text(path: str, what: str) -> str:
         raise MaskscopeError(f"{what} file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MaskscopeError(f"cannot read {what} file {path}: {exc}") from None
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", metavar="GGUF", help="a GGUF file (default: Gemma 3 270M)")
-    parser.add_argument(
-        "--n-gpu-layers", type=int, default=-1, help="layers to offload to a GPU (-1: all)"
-    )
-    parser.add_argument("--n-ctx", type=int, default=4096, help="context size in tokens")
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for llama.cpp")
-
-
-def model_settings(args: argparse.Namespace) -> ModelSettings:
-    return ModelSettings(
-        path=args.model, n_gpu_layers=args.n_gpu_layers, n_ctx=args.n_ctx, n_threads=args.threads
-    )
 
 
 def _add_generate(sub: argparse._SubParsersAction) -> None:
