@@ -54,6 +54,7 @@ class Distribution:
         self._p_max = 1.0
         self._top: np.ndarray | None = None  # this step's ranked top, when known
         self.last_head = np.empty(0, dtype=np.intp)  # ids of the last head() found
+        self._head_thr = 0.0  # the threshold (a probability) the last head() settled on
 
     def update(self, logits: np.ndarray, temperature: float) -> None:
         """scale() then normalise(): P for this step's logits."""
@@ -99,15 +100,27 @@ class Distribution:
         Thresholds on P find them in a few passes; nothing is sorted.
         """
         p = self.p
-        thr = self._p_max * 1e-3
-        above: float | None = None  # the last threshold that left too much mass out
+        top = self._p_max * 1e-3
+        # Start where the last head ended: successive steps (a string's characters) need
+        # thresholds alike, so two passes usually bracket it where five did from the top.
+        thr = min(self._head_thr, top) if self._head_thr > 0.0 else top
+        above: float | None = None  # the lowest threshold tried that left too much out
+        passed: tuple[float, np.ndarray, float] | None = None  # the highest that did not
         while True:
             idx = np.flatnonzero(p >= thr)
             tail = 1.0 - float(p[idx].sum(dtype=np.float64))
             if (tail <= tail_eps and len(idx) >= min_count) or len(idx) == self.n:
-                break
-            above = thr
-            thr *= 1e-2 if thr > 1e-30 else 0.0
+                passed = (thr, idx, tail)
+                if above is not None or thr >= top or thr == 0.0:
+                    break
+                thr = min(thr * 1e2, top)  # a smaller head saves more checks than a pass costs
+            else:
+                above = thr
+                if passed is not None:
+                    break
+                thr = thr * 1e-2 if thr > 1e-30 else 0.0
+        thr, idx, tail = passed
+        self._head_thr = thr
         if above is not None and thr > 0.0 and len(idx) > min_count:
             idx, tail = _tighten(p, idx, tail, thr, above, tail_eps, min_count)
         self.last_head = idx
