@@ -288,7 +288,7 @@ def generate(
             if draw is not None:  # the rest of this step runs beside the next forward pass
                 assert mask is not None
                 stepper.dist.normalise()
-                view = stepper.dist.mask_full(mask, settings.top_k)
+                view = stepper.dist.mask_full(mask, settings.top_k, n_valid)
                 if settings.keep_full:
                     full = stepper.full_step(view)
             piece = b"" if is_end else model.piece(token)

@@ -134,10 +134,14 @@ class Distribution:
 
     # -- masking --------------------------------------------------------------------
 
-    def mask_full(self, mask: np.ndarray, k: int) -> MaskedView:
-        """Exact view from a full-vocabulary bool mask; at least the top `k` valid are ranked."""
+    def mask_full(self, mask: np.ndarray, k: int, n_valid: int | None = None) -> MaskedView:
+        """Exact view from a full-vocabulary bool mask; at least the top `k` valid are ranked.
+
+        `n_valid`, the mask's count, when the caller already has it.
+        """
         p = self.p
-        n_valid = int(np.count_nonzero(mask))
+        if n_valid is None:
+            n_valid = int(np.count_nonzero(mask))
         if n_valid <= _SMALL_VALID_SET:
             # Structural positions ({, ", :, enum letters): rank the whole valid set.
             ids = np.flatnonzero(mask)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 
-# An atom: a rule name, a character class, or a string literal.
-_ATOM = r'(?:[A-Za-z][A-Za-z0-9_-]*|\[(?:\\.|[^\]\\])*\]|"(?:\\.|[^"\\])*")'
-_ATOM_ONLY = re.compile(_ATOM)
+# A string literal or a character class.
 _LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\[(?:\\.|[^\]\\])*\]')
+# An atom: a rule name, or a literal or class.
+_ATOM = rf"(?:[A-Za-z][A-Za-z0-9_-]*|{_LITERAL.pattern})"
+_ATOM_ONLY = re.compile(_ATOM)
 # A unit: one or more atoms in sequence, such as `char` or `"," space item`.
 _UNIT = rf"{_ATOM}(?: {_ATOM})*"
 # `(u (u ... (u)?)?)?`: the openers, the innermost `(u)?` (or `a?` for one atom), then the

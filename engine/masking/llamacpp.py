@@ -28,7 +28,7 @@ _MAX_PARTS = 8
 
 class LlamaCppBackend:
     name = "llamacpp"
-    cheap_full_mask = False  # about 35 ms over a 262k vocabulary on 2 cores
+    cheap_full_mask = False  # about 35 ms over a 262k vocabulary on one core
 
     def __init__(self, model: Model, compiled: CompiledSchema) -> None:
         self._model = model
