@@ -354,6 +354,7 @@ def machine_info(model: Model) -> dict[str, Any]:
         # Whether the next forward pass overlaps the step's own work (engine/decode.py).
         "steps_overlap": model.has_spare_compute,
         "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
     }
 
 
