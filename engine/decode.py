@@ -17,7 +17,7 @@ import numpy as np
 from engine.distribution import Distribution, MaskedView
 from engine.errors import MaskscopeError
 from engine.grammar import CompiledSchema
-from engine.gumbel import GumbelDraw
+from engine.gumbel import GumbelSampler
 from engine.masking import MaskBackend, make_backend
 from engine.model import Model
 from engine.records import (
@@ -87,11 +87,9 @@ class _Stepper:
             return False
         return n_valid == int(mask[self.eog].sum())
 
-    def next_mask(self, draw: GumbelDraw) -> tuple[np.ndarray, int]:
-        """The next step's mask, its valid count and the draw's offsets; runs while the
-        forward pass runs."""
+    def next_mask(self) -> tuple[np.ndarray, int]:
+        """The next step's mask and its valid count; runs while the forward pass runs."""
         mask = self.primary.full_mask()
-        draw.prepare(mask, greedy=self.settings.temperature <= 0)
         return mask, int(np.count_nonzero(mask))
 
     def candidates(
@@ -220,11 +218,11 @@ def generate(
     # checks ahead: ctypes drops the GIL inside llama.cpp. When llama.cpp already uses
     # every core, work beside it only stalls its threads, so then it all runs in turn.
     overlap = model.has_spare_compute
-    # With a cheap full mask, the mask and the draw's noise are made during the forward
-    # pass too: the step then waits only for a subtraction and an argmax (engine/gumbel.py),
-    # and P, the masked view and the record follow while the next forward pass runs.
+    # With a cheap full mask, the mask is made during the forward pass too: the step then
+    # waits only for a Gumbel-max draw over the probable tokens (engine/gumbel.py), and P,
+    # the masked view and the record follow while the next forward pass runs.
     drawn_ahead = overlap and primary.cheap_full_mask and secondary is None
-    draw = GumbelDraw(model.n_vocab, settings.seed) if drawn_ahead else None
+    draw = GumbelSampler(model.n_vocab, settings.seed) if drawn_ahead else None
     forward_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="forward")
     mask_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="next-mask")
     forward: Future[float] | None = None
@@ -241,12 +239,11 @@ def generate(
             if draw is not None:
                 t_mask = time.perf_counter()
                 if next_mask is None:  # the first step: nothing ran ahead of it
-                    next_mask = mask_pool.submit(stepper.next_mask, draw)
+                    next_mask = mask_pool.submit(stepper.next_mask)
                 mask, n_valid = next_mask.result()
                 next_mask = None
                 mask_ms = (time.perf_counter() - t_mask) * 1000.0
                 stepper.dist.scale(model.logits(), settings.temperature)
-                token = draw.draw(stepper.dist.scaled)
             else:
                 stepper.dist.update(model.logits(), settings.temperature)
                 view, mask_ms = stepper.masked()
@@ -257,7 +254,11 @@ def generate(
             if stepper.grammar_complete(mask, n_valid):
                 finish = FinishReason.GRAMMAR_COMPLETE
                 break
-            if draw is None:
+            if draw is not None:
+                assert mask is not None
+                greedy = settings.temperature <= 0
+                token = draw.draw(stepper.dist.scaled, mask, n_valid, greedy)
+            else:
                 u = float(rng.random()) if settings.temperature > 0 else None
                 token = stepper.dist.sample(view, u)
             # What needs this step's grammar state is taken before the backends move on.
@@ -284,7 +285,7 @@ def generate(
                     if secondary is not None:
                         secondary.prepare()
                     if draw is not None:
-                        next_mask = mask_pool.submit(stepper.next_mask, draw)
+                        next_mask = mask_pool.submit(stepper.next_mask)
             if draw is not None:  # the rest of this step runs beside the next forward pass
                 assert mask is not None
                 stepper.dist.normalise()
