@@ -168,7 +168,7 @@ def test_invoice_example_validates_with_enough_tokens(model):
 @pytest.fixture(scope="module")
 def spare_model():
     """The default model on one llama.cpp thread, leaving a core spare: the path a GPU
-    takes, where the mask and the draw's noise are made during the forward pass."""
+    takes, where the next mask and this step's record are made during the forward pass."""
     from engine.model import Model
     from engine.settings import ModelSettings
 
@@ -180,14 +180,26 @@ def spare_model():
     m.close()
 
 
-def test_drawn_ahead_steps_keep_the_invariants(spare_model, person):
+@pytest.mark.parametrize(
+    ("backend", "cross_check"),
+    [("llguidance", False), ("llamacpp", False), ("llguidance", True)],
+)
+def test_overlapped_steps_keep_the_invariants(spare_model, person, backend, cross_check):
     ex, compiled = person
-    settings = GenerationSettings(max_tokens=40, temperature=1.0, seed=7, keep_full=True)
+    settings = GenerationSettings(
+        backend=backend,
+        cross_check=cross_check,
+        max_tokens=40,
+        temperature=1.0,
+        seed=7,
+        keep_full=True,
+    )
     records: list[StepRecord] = []
     first = run_to_end(spare_model, compiled, ex.prompt, settings, records.append)
-    assert records
+    assert [r.step for r in records] == list(range(first.n_tokens))
     for rec in records:
         _check_step(rec)
+    assert "".join(r.token_piece for r in records) == first.text
     again = run_to_end(spare_model, compiled, ex.prompt, settings)
     assert again.text == first.text  # the seed fixes the noise too
 
