@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.step_text import StepText
 from app.theme import chart_colors
 from engine.records import Candidate, StepRecord
 
@@ -97,7 +98,6 @@ class StepChart(QWidget):
         self._bar_x_range: tuple[float, float] | None = None
         self._mass_x_range: tuple[float, float] | None = None
         self._mass_symbols = True
-        self._label_text = ""
 
         # --- bar chart of one step --------------------------------------------------------
         self.bar_plot = pg.PlotWidget(self)
@@ -162,15 +162,10 @@ class StepChart(QWidget):
         self.slider.setToolTip("Show an earlier step; drag to the right end to follow the run")
         self.slider.setEnabled(False)
         self.slider.valueChanged.connect(self._slider_moved)
-        self.step_label = QLabel("No steps yet: press Run.", self)
+        # Room for two lines from the start, and it only grows until the next run: a text
+        # that wrapped onto a line fewer would resize the bar plot.
+        self.step_label = StepText("No steps yet: press Run.", self)
         self.step_label.setObjectName("stepLabel")
-        self.step_label.setTextFormat(Qt.TextFormat.RichText)
-        self.step_label.setWordWrap(True)
-        self.step_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        # Room for two lines from the start, and it only grows until the next run (see
-        # _set_step_text): a label that wrapped onto a line fewer would resize the bar plot.
-        self._label_min_height = 2 * self.step_label.fontMetrics().lineSpacing()
-        self.step_label.setMinimumHeight(self._label_min_height)
 
         top = QWidget(self)
         top_layout = QVBoxLayout(top)
@@ -225,7 +220,7 @@ class StepChart(QWidget):
     # --- feeding ---------------------------------------------------------------------------
     def clear(self) -> None:
         self.records.clear()
-        self.step_label.setMinimumHeight(self._label_min_height)
+        self.step_label.reset()
         self._shown = None
         self._follow = True
         self.redraw()
@@ -266,7 +261,7 @@ class StepChart(QWidget):
         self.slider.setValue(self._shown or 0)
         self.slider.blockSignals(False)
         self.slider.setEnabled(n > 1)
-        self._set_step_text(
+        self.step_label.setText(
             "No steps yet: press Run."
             if self._shown is None
             else _describe(self.records[self._shown], n)
@@ -312,17 +307,6 @@ class StepChart(QWidget):
         if ticks != self._ticks:
             self._ticks = ticks
             self._bar_axis.setTicks([ticks])
-
-    def _set_step_text(self, text: str) -> None:
-        if text == self._label_text:
-            return
-        self._label_text = text
-        self.step_label.setText(text)
-        # Keep the height the last layout gave it (cheap to read, unlike heightForWidth):
-        # the label grows for a longer text but never shrinks back during a run.
-        label = self.step_label
-        if label.isVisible() and label.height() > label.minimumHeight():
-            label.setMinimumHeight(label.height())
 
     def _draw_mass(self) -> None:
         steps = np.array([r.step for r in self.records], dtype=float)
