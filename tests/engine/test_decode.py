@@ -207,9 +207,19 @@ def test_overlapped_steps_keep_the_invariants(spare_model, person, backend, cros
 def test_drawn_ahead_greedy_run_matches_the_serial_one(model, spare_model, person):
     ex, compiled = person
     settings = GenerationSettings(temperature=0.0, max_tokens=60)
-    serial = run_to_end(model, compiled, ex.prompt, settings)
-    ahead = run_to_end(spare_model, compiled, ex.prompt, settings)
+    serial_records: list[StepRecord] = []
+    ahead_records: list[StepRecord] = []
+    serial = run_to_end(model, compiled, ex.prompt, settings, serial_records.append)
+    ahead = run_to_end(spare_model, compiled, ex.prompt, settings, ahead_records.append)
     assert ahead.text == serial.text and ahead.valid
+    # Step by step, the records made beside the forward pass say what the serial ones say.
+    assert len(ahead_records) == len(serial_records)
+    for a, s in zip(ahead_records, serial_records, strict=True):
+        assert (a.step, a.token_id, a.n_valid) == (s.step, s.token_id, s.n_valid)
+        # One llama.cpp thread against two sums in another order: the logits differ by
+        # rounding, so near-ties in the top-K may swap, but the masses agree closely.
+        assert abs(a.valid_mass - s.valid_mass) < 1e-4
+        assert abs(a.top_masked[0].p_masked - s.top_masked[0].p_masked) < 1e-4
 
 
 def test_drawn_ahead_run_stops_cleanly_mid_run(spare_model, person):
