@@ -315,7 +315,13 @@ def generate(
             if is_end:
                 finish = FinishReason.END_OF_GENERATION
                 break
-            forward_ms = _timed_forward(model, token)
+            try:
+                forward_ms = _timed_forward(model, token)
+            except MaskscopeError:  # (a full context) this step is over: hand its record first
+                if record is not None:
+                    yield record.result()
+                    record = None
+                raise
             total_forward += forward_ms
             if record is not None:
                 done, record = record, None

@@ -230,3 +230,27 @@ def test_drawn_ahead_run_stops_cleanly_mid_run(spare_model, person):
     gen.close()  # the next forward pass and mask are in flight: both are waited for
     result = run_to_end(spare_model, compiled, ex.prompt, GenerationSettings(max_tokens=10))
     assert result.n_tokens == 10
+
+
+@pytest.mark.parametrize("n_threads", [None, 1], ids=["all-cores", "spare-core"])
+def test_a_full_context_ends_the_run_with_every_step_recorded(n_threads):
+    from engine.model import Model
+    from engine.settings import ModelSettings
+
+    # llama.cpp's smallest context, 256 tokens, and a string that cannot close before it.
+    compiled = compile_schema('{"type": "string", "minLength": 1000}')
+    m = Model.load(ModelSettings(n_ctx=256, n_threads=n_threads))
+    try:
+        if n_threads == 1 and not m.has_spare_compute:
+            pytest.skip("a single-core machine has no core to spare")
+        records: list[StepRecord] = []
+        settings = GenerationSettings(max_tokens=1000)
+        result = run_to_end(
+            m, compiled, "A long story as one JSON string:", settings, records.append
+        )
+    finally:
+        m.close()
+    assert result.finish_reason is FinishReason.ERROR
+    assert "context of 256 tokens is full" in result.message
+    assert [r.step for r in records] == list(range(result.n_tokens))
+    assert not result.valid
