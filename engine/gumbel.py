@@ -12,7 +12,8 @@ head's bound) beats M only if its G > b = M - t. How many tail tokens have G > b
 Binomial(n_tail, q) with q = P(G > b); which ones is a uniform subset of the tail, and
 their G is Gumbel conditioned on exceeding b. Every other tail token has z + G < t + b = M.
 The winner is therefore among the head and that subset, and the draw stays exact. With the
-default span, q is about e^-16, so a step usually draws a few thousand noises and no tail.
+default span, q is about e^-16: inside a JSON string a step drew noise for a median of
+about 600 tokens (T = 0.7), and hardly ever for a tail token.
 """
 
 from __future__ import annotations
