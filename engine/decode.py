@@ -307,11 +307,12 @@ def generate(
                 yield stepper.finish_step(made, view, disagreement, full)
             else:
                 record = record_pool.submit(stepper.finish_step, made, view, disagreement, full)
-                primary.prepare(stepper.likely_next())
-                if secondary is not None:
-                    secondary.prepare()
-                if draw is not None:
+                if draw is not None:  # next_mask computes the mask itself: no second hand-off
                     next_mask = mask_pool.submit(stepper.next_mask)
+                else:
+                    primary.prepare(stepper.likely_next())
+                    if secondary is not None:
+                        secondary.prepare()
             if is_end:
                 finish = FinishReason.END_OF_GENERATION
                 break

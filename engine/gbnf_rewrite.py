@@ -1,9 +1,10 @@
-"""Rewrites of llama.cpp's GBNF that llguidance needs; each keeps the language exactly.
+"""Rewrites of llama.cpp's GBNF; each keeps the language exactly.
 
 - Bounded repeats: llama.cpp's converter writes maxLength: 40 as
   `(char (char ( ... char?)?)?)?`, forty levels deep. Both GBNF and Lark read
-  `char{0,40}` as the same language, and llguidance's Lark parser refuses nesting
-  that deep, so its backend gets the folded form.
+  `char{0,40}` as the same language. llguidance's Lark parser refuses nesting that
+  deep and llama.cpp's own recursive parser overflows on it, so schema_to_gbnf
+  folds it for both backends.
 - Rule names: llguidance's GBNF->Lark translation folds names that differ only in
   case, `-` or camelCase into one, and then refuses the grammar.
 """
@@ -73,6 +74,7 @@ def distinct_lark_names(gbnf: str) -> str:
     the language is unchanged.
     """
     names = _RULE_NAME.findall(gbnf)
+    existing = set(names)
     taken = {"start"}  # the translation renames `root` to `start`
     renames: dict[str, str] = {}
     for name in names:
@@ -81,7 +83,7 @@ def distinct_lark_names(gbnf: str) -> str:
         # A name must start with a letter in Lark (a `$defs` key of "" or "-" makes `-`).
         base = name if name[0].isalpha() else f"r{name}"
         new, i = base, 2
-        while _lark_key(new) in taken or (new != name and new in names):
+        while _lark_key(new) in taken or (new != name and new in existing):
             new, i = f"{base}-{i}", i + 1
         taken.add(_lark_key(new))
         if new != name:
