@@ -54,15 +54,50 @@ def test_sampling_follows_the_masked_distribution():
 
 
 def test_sampling_reaches_valid_tokens_beyond_the_head():
-    # One valid token holds almost all the mass, the other valid tokens sit in the tail.
-    logits = np.full(2000, -20.0, dtype=np.float32)
+    # Token 0 holds almost all the mass and is invalid; the 10,000 valid tokens share the
+    # tail equally. That is more than are ranked outright, so only the top 4 are ranked and
+    # nearly every draw lands past them, where block sums must find it.
+    n, first_valid = 12_000, 2_000
+    logits = np.full(n, -20.0, dtype=np.float32)
     logits[0] = 10.0
     d = _dist(logits.tolist())
-    mask = np.zeros(2000, dtype=bool)
-    mask[1000:] = True  # token 0 (the head) is invalid
+    mask = np.zeros(n, dtype=bool)
+    mask[first_valid:] = True
     view = d.mask_full(mask, 4)
-    picks = {d.sample(view, u) for u in np.linspace(0.0, 0.999, 50)}
-    assert picks and all(1000 <= t < 2000 for t in picks)
+    assert len(view.valid_sorted) == 4 and view.rest_in_pv  # the premise: most are unranked
+    us = np.linspace(0.01, 0.999, 50)
+    picks = [d.sample(view, float(u)) for u in us]
+    # Equal probabilities: the draw at u is the token u of the way along the walk (the
+    # 4 ranked tokens first, then the rest in id order), give or take those 4.
+    for u, token in zip(us, picks, strict=True):
+        assert mask[token]
+        assert abs(token - (first_valid + u * (n - first_valid))) <= 5, (u, token)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def test_p_is_the_softmax_of_the_logits_over_t():
+    logits = np.array([2.0, 1.0, 0.5, -3.0, 0.0])
+    for t in (0.5, 2.0):
+        d = _dist(logits.tolist(), temperature=t)
+        expected = _softmax(logits / t)
+        assert np.allclose(d.p, expected, rtol=1e-5, atol=1e-7), t
+        assert abs(d.entropy - float(-(expected * np.log(expected)).sum())) < 1e-5
+
+
+def test_sampling_at_a_temperature_follows_the_tempered_masked_distribution():
+    # At T = 0.5, P is proportional to the T = 1 probabilities squared.
+    probs = np.array([0.5, 0.2, 0.05, 0.25])
+    d = _dist(np.log(probs).tolist(), temperature=0.5)
+    view = d.mask_full(np.array([True, True, True, False]), 4)
+    rng = np.random.default_rng(1)
+    draws = np.bincount([d.sample(view, rng.random()) for _ in range(20000)], minlength=4)
+    expected = probs[:3] ** 2 / (probs[:3] ** 2).sum()  # 0.855, 0.137, 0.009
+    assert draws[3] == 0
+    assert np.allclose(draws[:3] / 20000, expected, atol=0.01)
 
 
 def test_greedy_takes_the_most_probable_valid_token():
