@@ -3,42 +3,41 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 GPU    ?= cpu
-LLAMA_CPP_VERSION := 0.3.36
 
-# llama.cpp backends, picked at build time. CPU builds come from pip's wheel cache after the first.
-CMAKE_ARGS_cuda   := -DGGML_CUDA=on
-CMAKE_ARGS_metal  := -DGGML_METAL=on
-CMAKE_ARGS_vulkan := -DGGML_VULKAN=on
-
+# llama.cpp is compiled with Maskscope's own CPU flags (engine/llama_build/flags.py: a portable
+# x86-64-v3 baseline, never AMX) and kept in Maskscope's wheel cache, keyed by those flags; GPU
+# picks a backend to add (cpu, cuda, metal, vulkan).
 STAMP := $(VENV)/.installed-$(GPU)
 
 # Qt's X11 (xcb) platform plugin loads these; minimal Debian/Ubuntu systems may lack some.
 QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 \
 	libxkbcommon-x11-0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 libegl1
 
-.PHONY: run test bench lint format screenshot setup model sysdeps clean
+.PHONY: run test test-fast bench bench-cpu lint format screenshot setup model sysdeps \
+	rebuild-llama clean
 
 setup: $(STAMP) model
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip wheel
+	$(BIN)/python -m pip install --quiet --upgrade pip wheel platformdirs
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	@echo ">> Installing Maskscope into $(VENV). The first build of llama-cpp-python compiles llama.cpp (about 5 minutes on 2 cores)."
-	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
+# llama-cpp-python first, so that installing Maskscope never compiles pip's default build.
+$(STAMP): pyproject.toml engine/llama_build/flags.py | $(BIN)/python
+	$(BIN)/python -m engine.llama_build.wheels --gpu $(GPU) --if-missing
 	$(BIN)/python -m pip install --progress-bar off -e '.[dev]'
-ifneq ($(GPU),cpu)
-	@echo ">> Rebuilding llama-cpp-python with $(CMAKE_ARGS_$(GPU))"
-	CMAKE_ARGS="$(CMAKE_ARGS_$(GPU))" $(BIN)/python -m pip install --progress-bar off \
-		--force-reinstall --no-deps --no-cache-dir --no-binary llama-cpp-python \
-		llama-cpp-python==$(LLAMA_CPP_VERSION)
-endif
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# `maskscope setup` proves the build in a child process (exit 3: it crashed). Then the build is
+# compiled once more with the safe flags, bypassing every cache, and proved again.
 model: $(STAMP)
-	$(BIN)/maskscope setup
+	@$(BIN)/maskscope setup || { rc=$$?; [ $$rc -eq 3 ] || exit $$rc; \
+		echo ">> The llama.cpp build crashed its check: rebuilding it once with portable flags"; \
+		$(MAKE) --no-print-directory rebuild-llama && $(BIN)/maskscope setup; }
+
+rebuild-llama: | $(BIN)/python
+	$(BIN)/python -m engine.llama_build.wheels --gpu $(GPU) --rebuild
 
 run: setup sysdeps
 	$(BIN)/maskscope gui
@@ -63,8 +62,15 @@ test: setup
 	$(BIN)/ruff check .
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
+test-fast: setup
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow"
+
 bench: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/maskscope bench
+
+# The forward pass of each candidate CPU build, side by side (compiles the missing ones first).
+bench-cpu: setup
+	$(BIN)/python -m engine.llama_build.bench
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
