@@ -29,8 +29,8 @@ PROBE_TIMEOUT_S = 300
 _BUILD_FILE = "maskscope-build.json"
 _VERDICT_FILE = "maskscope-verdicts.json"
 _VERDICTS_KEPT = 8
-# CPU flags worth naming when a build dies: the families a native build may compile in.
-_FEATURE_FAMILIES = ("amx", "avx512", "avx_vnni", "avx2", "fma", "f16c")
+# Beside AMX and AVX-512, the CPU flags worth naming when a build dies.
+_NAMED_FLAGS = (("avx_vnni", "AVX-VNNI"), ("avx2", "AVX2"), ("fma", "FMA"), ("f16c", "F16C"))
 
 
 class BrokenBuildError(MaskscopeError):
@@ -41,10 +41,16 @@ class BrokenBuildError(MaskscopeError):
 
 @dataclass(frozen=True)
 class Verdict:
+    """How the check process ended: facts only, so a cached verdict reads in today's words."""
+
     ok: bool
     fingerprint: str
-    message: str = ""
-    compiled: str = ""
+    compiled: str = ""  # llama.cpp's compiled CPU features, space-separated
+    returncode: int | None = 0  # None: it hung
+
+    @property
+    def message(self) -> str:
+        return "" if self.ok else crash_message(self.returncode, self.compiled.split())
 
 
 def lib_dir() -> Path | None:
@@ -162,22 +168,34 @@ def _signal_name(returncode: int) -> str:
     return f"{sig.name} ({signal.strsignal(sig) or 'signal'})"
 
 
+def cpu_summary(cpu_flags: list[str]) -> str:
+    """The CPU's vector and matrix extensions, short enough to read in a message."""
+    amx = sorted(f for f in cpu_flags if f.startswith("amx"))
+    avx512 = [f for f in cpu_flags if f.startswith("avx512")]
+    parts = [f"AMX ({', '.join(amx)})"] if amx else []
+    if avx512:
+        parts.append(f"AVX-512 ({len(avx512)} extensions)")
+    parts += [name for flag, name in _NAMED_FLAGS if flag in cpu_flags]
+    return ", ".join(parts) or "none of AVX2, AVX-512 or AMX"
+
+
 def crash_message(returncode: int | None, compiled: list[str]) -> str:
+    """Three lines: what happened, the features involved, the fix."""
     how = "hung and was stopped" if returncode is None else f"died on {_signal_name(returncode)}"
     _, cpu_flags = cpu_description()
-    named = [f for f in cpu_flags if f.startswith(_FEATURE_FAMILIES)]
     built = ", ".join(f for f in compiled if f not in ("LLAMAFILE", "OPENMP", "REPACK"))
     built = built or "unknown (it died while loading)"
-    amx = (
+    vm = (
         " A virtual machine can report AMX and still fault on it."
-        if any(f.startswith("amx") for f in named)
+        if "amx_tile" in cpu_flags
         else ""
     )
     return (
         f"llama.cpp {how} while running the model in a check process: this llama-cpp-python "
-        f"build does not run on this machine. Compiled for: {built}. "
-        f"This CPU reports: {' '.join(named) or 'none of AVX2, AVX-512 or AMX'}.{amx} "
-        f"Fix: `{REBUILD_COMMAND}` recompiles it with portable flags, bypassing pip's cache."
+        f"build does not run on this machine.\n"
+        f"Compiled for: {built}. This CPU reports: {cpu_summary(cpu_flags)}.{vm}\n"
+        f"Fix: run `{REBUILD_COMMAND}`, which recompiles it with portable flags, bypassing "
+        f"pip's cache."
     )
 
 
@@ -206,7 +224,7 @@ def run_probe(model_path: Path, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
     if returncode is not None and 0 < returncode < 128:  # Python failed, nothing crashed
         last = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "no output")
         raise MaskscopeError(f"the build check could not run: {last.strip()}")
-    return Verdict(False, key, crash_message(returncode, compiled), " ".join(compiled))
+    return Verdict(False, key, " ".join(compiled), returncode)
 
 
 def ensure_build_runs(model_path: Path | None = None, use_cache: bool = True) -> Verdict:
