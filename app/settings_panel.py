@@ -19,7 +19,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.settings import BACKENDS, GenerationSettings, ModelSettings
+from engine.settings import (
+    BACKENDS,
+    MAX_TOKENS,
+    N_GPU_LAYERS,
+    SEED,
+    TEMPERATURE,
+    TOP_K,
+    GenerationSettings,
+    ModelSettings,
+    Range,
+)
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
 
@@ -50,7 +60,7 @@ class SettingsPanel(QGroupBox):
         path_row.addWidget(browse)
 
         self.gpu_layers = QSpinBox(self)
-        self.gpu_layers.setRange(-1, 999)
+        _set_range(self.gpu_layers, N_GPU_LAYERS)
         self.gpu_layers.setSpecialValueText("all")
         self.gpu_layers.setToolTip(
             "Layers to offload to the GPU: -1 (“all”) offloads every "
@@ -67,7 +77,7 @@ class SettingsPanel(QGroupBox):
         )
 
         self.temperature = QDoubleSpinBox(self)
-        self.temperature.setRange(0.0, 2.0)
+        _set_range(self.temperature, TEMPERATURE)
         self.temperature.setSingleStep(0.1)
         self.temperature.setDecimals(2)
         self.temperature.setSpecialValueText("0 (greedy)")
@@ -76,20 +86,20 @@ class SettingsPanel(QGroupBox):
         )
 
         self.seed = QSpinBox(self)
-        self.seed.setRange(0, 2**31 - 1)
+        _set_range(self.seed, SEED)
         self.seed.setToolTip(
             "Random seed: the same seed, prompt and settings give the same output."
         )
 
         self.max_tokens = QSpinBox(self)
-        self.max_tokens.setRange(1, 8192)
+        _set_range(self.max_tokens, MAX_TOKENS)
         self.max_tokens.setToolTip(
             "Stop after this many tokens. A run cut off here is reported "
             "as truncated and never counts as valid."
         )
 
         self.top_k = QSpinBox(self)
-        self.top_k.setRange(1, 50)
+        _set_range(self.top_k, TOP_K)
         self.top_k.setToolTip(
             "How many candidate tokens per step the chart shows (before and "
             "after masking). Does not change sampling."
@@ -188,3 +198,8 @@ class SettingsPanel(QGroupBox):
         if current != self._last_model:
             self._last_model = current
             self.sig_model_changed.emit(current)
+
+
+def _set_range(box: QSpinBox | QDoubleSpinBox, bounds: Range) -> None:
+    """The spin box accepts what the command line accepts (engine/settings.py)."""
+    box.setRange(bounds.low, bounds.high)

@@ -8,12 +8,20 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 from engine.errors import MaskscopeError
 from engine.model_options import add_model_arguments, model_settings
 from engine.records import RunResult, StepRecord
-from engine.settings import BACKENDS, DEFAULT_BACKEND, GenerationSettings
+from engine.settings import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    MAX_TOKENS,
+    SEED,
+    TEMPERATURE,
+    TOP_K,
+    GenerationSettings,
+)
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -34,10 +42,13 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--prompt", help="prompt text")
     src.add_argument("--prompt-file", metavar="FILE", help="file holding the prompt")
     add_model_arguments(p)
-    p.add_argument("--max-tokens", type=int, default=256)
-    p.add_argument("--temperature", type=float, default=0.7, help="0 means greedy")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--top-k", type=int, default=10, help="candidates shown per step")
+    defaults = GenerationSettings()
+    p.add_argument("--max-tokens", type=MAX_TOKENS, default=defaults.max_tokens)
+    p.add_argument(
+        "--temperature", type=TEMPERATURE, default=defaults.temperature, help="0 means greedy"
+    )
+    p.add_argument("--seed", type=SEED, default=defaults.seed)
+    p.add_argument("--top-k", type=TOP_K, default=defaults.top_k, help="candidates shown per step")
     p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
     p.add_argument(
         "--exact-mask",
@@ -235,8 +246,15 @@ def _add_bench(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_bench)
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, like every other bad-input reason; --help has the rest."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="maskscope",
         description="See and test constrained decoding: token probabilities before and after "
         "the JSON Schema's mask, on a real llama.cpp model.",

@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import asdict, dataclass
 from typing import Any
 
 BACKENDS = ("llguidance", "llamacpp")
 DEFAULT_BACKEND = "llguidance"
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """The values one numeric setting accepts, bounds included.
+
+    The command line (as an argparse type function) and the window's spin boxes both read
+    these, so the two accept the same values.
+    """
+
+    kind: type[int] | type[float]
+    low: int | float
+    high: int | float
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, int | float) and self.low <= value <= self.high  # nan: False
+
+    def __call__(self, text: str) -> int | float:
+        try:
+            value = self.kind(text)
+        except ValueError:
+            what = "a whole number" if self.kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if value not in self:
+            raise argparse.ArgumentTypeError(f"must be from {self.low} to {self.high}, not {text}")
+        return value
+
+
+MAX_TOKENS = Range(int, 1, 8192)
+TEMPERATURE = Range(float, 0.0, 2.0)
+SEED = Range(int, 0, 2**31 - 1)  # a QSpinBox holds a C int
+TOP_K = Range(int, 1, 50)
+N_GPU_LAYERS = Range(int, -1, 999)  # -1: all
+N_CTX = Range(int, 16, 1 << 20)  # llama.cpp keeps it in 32 bits
+N_THREADS = Range(int, 1, 1024)
 
 
 @dataclass(frozen=True, slots=True)

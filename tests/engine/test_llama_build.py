@@ -63,6 +63,7 @@ def _assert_names_the_crash(message: str) -> None:
     assert "Traceback" not in message
 
 
+@pytest.mark.slow  # a child process loads the model
 def test_setup_fails_with_the_signal_the_features_and_the_fix(crashing_preload: Path) -> None:
     proc = _run(["-m", "engine.cli", "setup"], crashing_preload)
     assert proc.returncode == 3, proc.stderr
@@ -70,6 +71,7 @@ def test_setup_fails_with_the_signal_the_features_and_the_fix(crashing_preload: 
     assert "ran the model" not in proc.stdout  # never reports success
 
 
+@pytest.mark.slow  # a child process loads the model
 def test_the_verdict_is_cached_per_build(crashing_preload: Path) -> None:
     good = verdict.ensure_build_runs()
     assert verdict.cached_verdict(good.fingerprint) == good
@@ -86,6 +88,7 @@ def test_the_verdict_is_cached_per_build(crashing_preload: Path) -> None:
     assert verdict.cached_verdict(good.fingerprint) == good  # the good build's verdict stays
 
 
+@pytest.mark.slow  # a child process loads the model
 def test_generate_reports_the_broken_build_before_any_output(crashing_preload: Path) -> None:
     args = ["-m", "engine.cli", "generate", "--schema", str(CURRENCY), "--prompt", "x"]
     proc = _run(args, crashing_preload)
@@ -94,12 +97,14 @@ def test_generate_reports_the_broken_build_before_any_output(crashing_preload: P
     assert proc.stdout == ""
 
 
+@pytest.mark.slow  # a child process loads the model
 def test_the_window_reports_the_broken_build_instead_of_dying(crashing_preload: Path) -> None:
     proc = _run(["-m", "app.main", "--autorun", "--quit-after-run"], crashing_preload)
     assert proc.returncode == 3, proc.stderr
     _assert_names_the_crash(proc.stderr)
 
 
+@pytest.mark.slow  # a child process loads the model
 def test_pytest_ends_with_one_failure_and_a_summary(crashing_preload: Path) -> None:
     decode = "tests/engine/test_decode.py::test_currency_is_always_one_of_the_enum_values"
     args = ["-m", "pytest", "-q", "-p", "no:cacheprovider", decode]
