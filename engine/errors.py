@@ -57,3 +57,9 @@ class ModelLoadError(MaskscopeError):
     """The GGUF file is missing, unreadable, truncated or not a GGUF."""
 
     kind = "model"
+
+
+class PromptError(MaskscopeError):
+    """The prompt does not fit the model's context."""
+
+    kind = "prompt"

@@ -18,9 +18,9 @@ import llama_cpp
 import numpy as np
 
 from engine import native_log
-from engine.errors import ModelLoadError
+from engine.errors import ModelLoadError, PromptError
 from engine.paths import default_model_path
-from engine.settings import ModelSettings
+from engine.settings import N_CTX, N_GPU_LAYERS, N_THREADS, ModelSettings
 from engine.tokens import readable_piece
 
 _GGUF_MAGIC = b"GGUF"
@@ -68,6 +68,18 @@ def check_gguf_file(path: Path) -> None:
         raise ModelLoadError(f"not a GGUF file (it starts with {magic!r}, not b'GGUF'): {path}")
 
 
+def _check_sizes(settings: ModelSettings) -> None:
+    """Refuse, with the setting's name, a size llama.cpp would wrap around or abort on."""
+    sizes = (
+        ("n_ctx", N_CTX, settings.n_ctx),
+        ("n_gpu_layers", N_GPU_LAYERS, settings.n_gpu_layers),
+        ("n_threads", N_THREADS, 1 if settings.n_threads is None else settings.n_threads),
+    )
+    for name, bounds, value in sizes:
+        if value not in bounds:
+            raise ModelLoadError(f"{name} must be from {bounds.low} to {bounds.high}, not {value}")
+
+
 def _default_threads() -> int:
     # Every core: measured on 2 cores, the forward pass takes 15 ms with 2 threads against
     # 23 ms with 1, and the masks computed alongside it did not slow it down.
@@ -85,6 +97,7 @@ class Model:
             _backend_ready = True
         path = Path(settings.path).expanduser() if settings.path else default_model_path()
         check_gguf_file(path)
+        _check_sizes(settings)
         self.settings = settings
         self.path = path
 
@@ -101,8 +114,10 @@ class Model:
         n_threads = settings.n_threads or _default_threads()
         cparams = llama_cpp.llama_context_default_params()
         cparams.n_ctx = settings.n_ctx
-        cparams.n_batch = _N_BATCH
-        cparams.n_ubatch = _N_BATCH
+        # llama.cpp cuts the batch to the context it was asked for, then pads the context
+        # up (64 -> 256), and aborts on a batch longer than the cut one. Asking for the cut
+        # size, and chunking prompts by what llama.cpp reports, keeps every batch inside it.
+        cparams.n_batch = cparams.n_ubatch = min(_N_BATCH, settings.n_ctx)
         cparams.n_threads = n_threads
         cparams.n_threads_batch = max(n_threads, os.cpu_count() or 1)
         cparams.no_perf = True
@@ -116,7 +131,9 @@ class Model:
         self._mem = llama_cpp.llama_get_memory(ctx)
         self.vocab = llama_cpp.llama_model_get_vocab(model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
-        self.n_ctx = int(llama_cpp.llama_n_ctx(ctx))
+        # The context the user asked for, not llama.cpp's padded one: --n-ctx 64 holds 64.
+        self.n_ctx = min(settings.n_ctx, int(llama_cpp.llama_n_ctx(ctx)))
+        self.n_batch = int(llama_cpp.llama_n_batch(ctx))
         self._one = (llama_cpp.llama_token * 1)()
         self._piece_buf = ctypes.create_string_buffer(256)
         self.n_past = 0
@@ -212,12 +229,16 @@ class Model:
         self.n_past = 0
 
     def eval_prompt(self, tokens: list[int]) -> None:
+        """Run the prompt in batches llama.cpp accepts; a size it would abort on raises."""
+        if not tokens:  # no logits would follow, and reading them would crash
+            raise PromptError("the prompt is empty, and this model adds no start token")
         if len(tokens) + 1 > self.n_ctx:
-            raise ModelLoadError(
-                f"the prompt has {len(tokens)} tokens, more than the context of {self.n_ctx}"
+            raise PromptError(
+                f"the prompt has {len(tokens)} tokens, but the context holds {self.n_ctx} "
+                "with room for the output: shorten the prompt or raise n_ctx (--n-ctx)"
             )
-        for start in range(0, len(tokens), _N_BATCH):
-            chunk = tokens[start : start + _N_BATCH]
+        for start in range(0, len(tokens), self.n_batch):
+            chunk = tokens[start : start + self.n_batch]
             arr = (llama_cpp.llama_token * len(chunk))(*chunk)
             self._decode(llama_cpp.llama_batch_get_one(arr, len(chunk)), len(chunk))
 
@@ -226,6 +247,8 @@ class Model:
         self._decode(llama_cpp.llama_batch_get_one(self._one, 1), 1)
 
     def _decode(self, batch: llama_cpp.llama_batch, n: int) -> None:
+        if n > self.n_batch:  # llama.cpp would abort the process (GGML_ASSERT)
+            raise PromptError(f"a batch of {n} tokens is more than llama.cpp's {self.n_batch}")
         if self.n_past + n > self.n_ctx:
             raise ModelLoadError(f"the context of {self.n_ctx} tokens is full")
         rc = llama_cpp.llama_decode(self._ctx, batch)
