@@ -29,15 +29,17 @@ def main_gui(args: argparse.Namespace) -> int:
     app.setApplicationName("Maskscope")
     app.setOrganizationName("Maskscope")
     window = MainWindow()
-    opened = (not args.schema or window.open_schema(args.schema)) and (
+    opened = (not args.schema or window.open_schema(_absolute(args.schema))) and (
         not args.prompt_file or window.open_prompt(args.prompt_file)
     )
     if not opened:  # unreadable file: the banner has the reason, stderr gets it too
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)
         window.close()  # ends the worker thread before Python tears Qt down
         return 2
-    if args.model:
-        window.settings_panel.set_model_path(str(Path(args.model).expanduser()))
+    if args.schema or args.prompt_file:
+        window.keep_saved_draft()
+    if args.model:  # stored once it loads, so it must not depend on this folder
+        window.settings_panel.set_model_path(_absolute(args.model))
     window.show()
     failed = False
 
@@ -67,6 +69,10 @@ def main_gui(args: argparse.Namespace) -> int:
         QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
     code = app.exec()
     return 1 if failed else code
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
 
 
 def main(argv: list[str] | None = None) -> int:

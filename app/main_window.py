@@ -36,6 +36,7 @@ from engine.model import ModelInfo
 from engine.records import RunResult, StepRecord
 from engine.runfile import SavedRun, load_run, save_run
 from engine.schema import parse_schema
+from engine.settings import ModelSettings
 
 SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"
 RUN_FILTER = "Maskscope run (*.json);;All files (*)"
@@ -61,6 +62,9 @@ class MainWindow(QMainWindow):
         self._run_inputs: tuple[str, str] = ("", "")
         self._run_records: list[StepRecord] = []
         self._model_name = ""
+        # (schema, prompt) as the command line left them; quitting with these unedited
+        # keeps the stored draft (see keep_saved_draft).
+        self._draft_baseline: tuple[str, str] | None = None
 
         self.schema_editor = SchemaEditor(self)
         self.prompt_pane = PromptPane(self)
@@ -270,10 +274,11 @@ class MainWindow(QMainWindow):
         s.set_geometry("window_state", self.saveState())
         for key, splitter in self._splitters().items():
             s.set_geometry(key, splitter.saveState())
-        s.set_run_settings(
-            self.settings_panel.model_settings(), self.settings_panel.generation_settings()
-        )
-        s.set_draft(self.schema_editor.text(), self.prompt_pane.text(), self.current_path)
+        # The model settings were stored when the model loaded, and only then.
+        s.set_generation_settings(self.settings_panel.generation_settings())
+        texts = (self.schema_editor.text(), self.prompt_pane.text())
+        if texts != self._draft_baseline:
+            s.set_draft(*texts, self.current_path)
         s.set_log_scale(self.log_action.isChecked())
         s.sync()
 
@@ -310,6 +315,11 @@ class MainWindow(QMainWindow):
         self._set_path(path)
         self.store.add_recent_file(path)
         return True
+
+    def keep_saved_draft(self) -> None:
+        """Files opened from the command line replace the draft in the window, not in the
+        settings: quitting keeps the stored draft unless the schema or prompt is edited."""
+        self._draft_baseline = (self.schema_editor.text(), self.prompt_pane.text())
 
     def open_prompt(self, path: str) -> bool:
         try:
@@ -422,7 +432,7 @@ class MainWindow(QMainWindow):
             self.settings_panel.model_settings(),
             self.settings_panel.generation_settings(),
         )
-        self.store.set_run_settings(model, generation)
+        self.store.set_generation_settings(generation)
         self._run_inputs, self._run_records = (schema_text, self.prompt_pane.text()), []
         self.save_run_action.setEnabled(False)
         self.step_chart.clear()
@@ -444,7 +454,8 @@ class MainWindow(QMainWindow):
     def _preload_model(self) -> None:
         self.controller.load(self.settings_panel.model_settings())
 
-    def _on_model_loaded(self, info: ModelInfo) -> None:
+    def _on_model_loaded(self, settings: ModelSettings, info: ModelInfo) -> None:
+        self.store.set_model_settings(settings)
         self._model_name = info.name
         self.status.set_model(info)
         if not self.controller.running:  # a preload: replace "Loading model…"

@@ -48,8 +48,11 @@ class SettingsStore:
     def generation_settings(self) -> GenerationSettings:
         return _load_dataclass(self._s, "generation", GenerationSettings)
 
-    def set_run_settings(self, model: ModelSettings, generation: GenerationSettings) -> None:
+    def set_model_settings(self, model: ModelSettings) -> None:
+        """Only for a model that loaded: a bad choice must not greet every later start."""
         _save_dataclass(self._s, "model", model)
+
+    def set_generation_settings(self, generation: GenerationSettings) -> None:
         _save_dataclass(self._s, "generation", generation)
 
     # --- the unsaved session: the schema and prompt survive a quit without a prompt -----

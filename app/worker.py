@@ -82,7 +82,7 @@ class _Worker(QObject):
     """Lives in the worker thread; each slot is one job and ends with sig_idle."""
 
     sig_state = Signal(str)
-    sig_model_loaded = Signal(object)  # ModelInfo
+    sig_model_loaded = Signal(object, object)  # ModelSettings, ModelInfo
     sig_step = Signal(object)  # StepRecord
     sig_finished = Signal(object)  # RunResult
     sig_error = Signal(str, str)  # kind, message
@@ -120,7 +120,7 @@ class _Worker(QObject):
     def _load(self, settings: ModelSettings) -> Model:
         self.sig_state.emit("Loading model…")
         model = self._cache.get(settings)
-        self.sig_model_loaded.emit(model.info)
+        self.sig_model_loaded.emit(settings, model.info)
         return model
 
     def _run(self, request: RunRequest) -> RunResult:
@@ -150,7 +150,8 @@ class RunController(QObject):
 
     Signals (all delivered in the GUI thread):
       sig_state(str)            what the worker is doing now, for the status bar
-      sig_model_loaded(object)  ModelInfo of the model a job loaded or reused
+      sig_model_loaded(object, object)  ModelSettings and ModelInfo of the model a job
+                                loaded or reused
       sig_step(object)          one StepRecord per generated token
       sig_finished(object)      RunResult; ends a run that got as far as decoding
       sig_error(str, str)       (kind, message); ends a job that failed
@@ -158,7 +159,7 @@ class RunController(QObject):
     """
 
     sig_state = Signal(str)
-    sig_model_loaded = Signal(object)
+    sig_model_loaded = Signal(object, object)
     sig_step = Signal(object)
     sig_finished = Signal(object)
     sig_error = Signal(str, str)

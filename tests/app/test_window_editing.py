@@ -46,10 +46,11 @@ def test_settings_round_trip(store: SettingsStore) -> None:
         exact_mask=True,
         chat_template=True,
     )
-    store.set_run_settings(model, generation)
+    store.set_model_settings(model)
+    store.set_generation_settings(generation)
     assert store.model_settings() == model
     assert store.generation_settings() == generation
-    store.set_run_settings(ModelSettings(), GenerationSettings())
+    store.set_model_settings(ModelSettings())
     assert store.model_settings() == ModelSettings()
 
 
