@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from engine.cli import add_gui_arguments
+from engine.cli import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID, add_gui_arguments
 
 SCREENSHOT_DELAY_MS = 300  # lets the last chart redraw and the layout settle first
 
@@ -35,31 +35,39 @@ def main_gui(args: argparse.Namespace) -> int:
     if not opened:  # unreadable file: the banner has the reason, stderr gets it too
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)
         window.close()  # ends the worker thread before Python tears Qt down
-        return 2
+        return EXIT_BAD_INPUT
     if args.schema or args.prompt_file:
         window.keep_saved_draft()
     if args.model:  # stored once it loads, so it must not depend on this folder
         window.settings_panel.set_model_path(_absolute(args.model))
     window.show()
-    failed = False
+    code = EXIT_VALID  # `maskscope generate`'s codes: 0 valid, 1 invalid or cut off, 2 bad input
+    # Printed once the window has closed: while the worker loads a model, llama.cpp's
+    # stderr is captured (engine/native_log.py), and a line printed then would vanish.
+    reasons: list[str] = []
+
+    def fail(reason: str) -> None:
+        nonlocal code
+        reasons.append(reason)
+        code = EXIT_BAD_INPUT
 
     def finish() -> None:
-        nonlocal failed
         if args.screenshot and not window.grab().save(args.screenshot):
-            print(f"maskscope: could not write {args.screenshot}", file=sys.stderr)
-            failed = True
+            fail(f"maskscope: could not write {args.screenshot}")
         if args.quit_after_run:
             window.close()
 
     def run_ended() -> None:
-        nonlocal failed
-        failed = failed or window.last_error is not None
+        nonlocal code
+        if window.last_error is not None:  # bad schema, grammar, model or prompt
+            fail(f"maskscope gui: {window.last_report}")
+        elif window.last_result is None or not window.last_result.valid:
+            code = max(code, EXIT_INVALID)
         QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
 
     def autorun() -> None:
-        nonlocal failed
         if not window.run():  # refused up front (bad schema): there will be no run to wait for
-            failed = True
+            fail(f"maskscope gui: {window.last_report}")
             QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
 
     if args.autorun:
@@ -67,8 +75,10 @@ def main_gui(args: argparse.Namespace) -> int:
         QTimer.singleShot(0, autorun)
     elif args.screenshot or args.quit_after_run:
         QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
-    code = app.exec()
-    return 1 if failed else code
+    status = app.exec()  # first: the callbacks above set `code` while it runs
+    for reason in reasons:
+        print(reason, file=sys.stderr)
+    return max(code, status)
 
 
 def _absolute(path: str) -> str:
