@@ -191,6 +191,12 @@ class _Stepper:
         )
 
 
+def _close(*backends: MaskBackend | None) -> None:
+    for backend in backends:
+        if backend is not None:
+            backend.close()
+
+
 def _timed_forward(model: Model, token: int) -> float:
     start = time.perf_counter()
     model.eval_token(token)
@@ -212,16 +218,20 @@ def generate(
     t_start = time.perf_counter()
     primary = make_backend(settings.backend, model, compiled)
     secondary = None
-    if settings.cross_check:
-        other = next(b for b in BACKENDS if b != settings.backend)
-        secondary = make_backend(other, model, compiled)
-    setup_ms = (time.perf_counter() - t_start) * 1000.0
-    text = build_prompt(model, prompt, settings)
-    tokens = model.tokenize(text, add_special=True)
-    model.reset()
-    t0 = time.perf_counter()
-    model.eval_prompt(tokens)
-    prompt_ms = (time.perf_counter() - t0) * 1000.0
+    try:
+        if settings.cross_check:
+            other = next(b for b in BACKENDS if b != settings.backend)
+            secondary = make_backend(other, model, compiled)
+        setup_ms = (time.perf_counter() - t_start) * 1000.0
+        text = build_prompt(model, prompt, settings)
+        tokens = model.tokenize(text, add_special=True)
+        model.reset()
+        t0 = time.perf_counter()
+        model.eval_prompt(tokens)
+        prompt_ms = (time.perf_counter() - t0) * 1000.0
+    except BaseException:  # bad input before the first step: the run's own cleanup never runs
+        _close(primary, secondary)
+        raise
 
     stepper = _Stepper(model, primary, secondary, settings)
     rng = np.random.default_rng(settings.seed)
@@ -335,9 +345,7 @@ def generate(
                 pending.exception()
         record_pool.shutdown(wait=True)
         mask_pool.shutdown(wait=True)
-        primary.close()
-        if secondary is not None:
-            secondary.close()
+        _close(primary, secondary)
 
     return finish_run(
         out.decode("utf-8", errors="replace"),

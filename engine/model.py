@@ -124,7 +124,7 @@ class Model:
         with native_log.capture() as captured:
             ctx = llama_cpp.llama_init_from_model(model, cparams)
         if not ctx:
-            llama_cpp.llama_model_free(model)
+            self.close()  # frees the model and forgets it, so __del__ cannot free it again
             reason = _last_line(captured.errors) or "context creation failed"
             raise ModelLoadError(f"cannot create a context for {path}: {reason}")
         self._ctx = ctx
