@@ -55,7 +55,7 @@ def test_truncated_output_exits_1(capsys):
     [
         ('{"type": "object",', "line 1, column 19"),
         ('{"type": 12}', "invalid"),
-        ('{"minLength": -1}', ""),
+        ('{"minLength": -1}', "invalid schema: -1 is less than the minimum of 0 at $.minLength"),
     ],
 )
 def test_bad_schema_exits_2_with_one_line(tmp_path, capsys, schema_text, reason):

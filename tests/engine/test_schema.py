@@ -29,10 +29,12 @@ def test_meta_schema_violation_names_the_place():
 
 
 def test_draft_07_schema_is_checked_against_draft_07():
-    # `dependencies` with a list is valid in draft-07 (removed later but tolerated there too).
-    parse_schema('{"$schema": "http://json-schema.org/draft-07/schema#", "minLength": 2}')
-    with pytest.raises(SchemaInvalidError):
-        parse_schema('{"$schema": "http://json-schema.org/draft-07/schema#", "minLength": -1}')
+    # `items` as a list of schemas is draft-07's tuple form; 2020-12 (the default) spells
+    # that `prefixItems` and requires `items` to be one schema.
+    tuple_items = '"items": [{"type": "string"}, {"type": "integer"}]'
+    parse_schema(f'{{"$schema": "http://json-schema.org/draft-07/schema#", {tuple_items}}}')
+    with pytest.raises(SchemaInvalidError, match=r"\$\.items"):
+        parse_schema(f"{{{tuple_items}}}")
 
 
 def test_false_schema_is_refused():
