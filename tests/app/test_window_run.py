@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from app.main_window import MainWindow
-from engine.records import FinishReason
+from engine.records import FinishReason, RunResult
 
 RUN_TIMEOUT_MS = 120_000
+LONG_STRING = '{"type": "string", "minLength": 400}'
 
 
 def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, run_to_end) -> None:
@@ -71,13 +74,21 @@ def test_close_mid_run_stops_the_worker(qtbot, store, model_cache, use_example) 
     window = MainWindow(store=store, cache=model_cache)
     window.show()
     use_example(window, "person", max_tokens=200)
+    # No string closes before 400 characters: the run cannot end by itself before the close.
+    window.schema_editor.set_text(LONG_STRING)
+    ended: list[RunResult] = []
+    # Caught in the worker thread: once the window has closed, no queued signal reaches it.
+    window.controller._worker.sig_finished.connect(ended.append, Qt.ConnectionType.DirectConnection)
     with qtbot.waitSignal(window.controller.sig_step, timeout=RUN_TIMEOUT_MS):
         assert window.run()
-    window.close()  # must wait for the worker thread, not crash or hang
+    window.close()  # must stop the run and wait for the worker thread, not crash or hang
     assert not window.controller._thread.isRunning()
+    (result,) = ended
+    assert result.finish_reason is FinishReason.CANCELLED, result.finish_reason
+    assert 0 < result.n_tokens < 200
     # The schema and prompt survive as a draft for the next start.
     schema, prompt, _ = store.draft()
-    assert schema is not None and '"name"' in schema
+    assert schema == LONG_STRING
     assert prompt is not None and prompt.strip()
 
 

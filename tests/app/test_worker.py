@@ -1,0 +1,68 @@
+"""The worker thread through the window: a bug becomes a message, and Stop comes first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import app.worker
+from app.main_window import MainWindow
+from engine.records import FinishReason
+from engine.settings import ModelSettings
+
+RUN_TIMEOUT_MS = 120_000
+
+
+def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
+    window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No input makes the real engine raise anything but a MaskscopeError (that would be a
+    bug, and fixed), so this one stand-in is needed: the worker's compile_schema raises
+    a RuntimeError on its first call and is the real one afterwards."""
+    real: Callable[[str], Any] = app.worker.compile_schema
+    calls: list[str] = []
+
+    def buggy_once(text: str) -> Any:
+        calls.append(text)
+        if len(calls) == 1:
+            raise RuntimeError("an engine bug")
+        return real(text)
+
+    monkeypatch.setattr(app.worker, "compile_schema", buggy_once)
+    use_example(window, "currency", max_tokens=40)
+    run_to_end(window)
+    assert window.last_result is None
+    assert window.last_error == ("internal", "RuntimeError: an engine bug")
+    assert window.banner.isVisible() and "an engine bug" in window.banner.label.text()
+    assert window.run_action.isEnabled()
+
+    run_to_end(window)  # the same worker thread takes the next run
+    assert len(calls) == 2
+    assert window.last_error is None
+    assert window.last_result is not None and window.last_result.valid
+
+
+def test_stop_before_the_first_token_cancels_the_run(
+    qtbot, window: MainWindow, use_example, run_to_end
+) -> None:
+    use_example(window, "person", max_tokens=200)
+    # Other model settings: the worker must load that model before its first token, and
+    # Stop, pressed in the same GUI-thread turn as Run, lands while it loads.
+    generation = window.settings_panel.generation_settings()
+    window.settings_panel.set_settings(ModelSettings(n_ctx=2048), generation)
+    steps: list[object] = []
+    window.controller.sig_step.connect(steps.append)
+    with qtbot.waitSignal(window.sig_run_ended, timeout=RUN_TIMEOUT_MS):
+        assert window.run()
+        window.stop()
+    result = window.last_result
+    assert result is not None, window.last_error
+    assert result.finish_reason is FinishReason.CANCELLED
+    assert result.message == "stopped before the first token"  # not even the prompt ran
+    assert result.n_tokens == 0 and steps == []
+    assert "stopped" in window.output_view.badge.text()
+
+    run_to_end(window)  # the Stop was for that run only
+    assert window.last_result is not None and window.last_result.n_tokens > 0
