@@ -78,10 +78,30 @@ def test_currency_is_always_one_of_the_enum_values(model, currency, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_same_seed_gives_the_same_output(model, person, backend):
     ex, compiled = person
-    settings = GenerationSettings(backend=backend, temperature=0.9, seed=123, max_tokens=40)
-    first = run_to_end(model, compiled, ex.prompt, settings)
-    second = run_to_end(model, compiled, ex.prompt, settings)
-    assert first.text == second.text
+
+    def text(seed: int) -> str:
+        settings = GenerationSettings(backend=backend, temperature=0.9, seed=seed, max_tokens=40)
+        return run_to_end(model, compiled, ex.prompt, settings).text
+
+    first = text(123)
+    assert text(123) == first
+    # And the seed is used: at T > 0 another seed samples another output.
+    assert any(text(seed) != first for seed in (124, 125)), first
+
+
+def test_records_hold_p_at_the_run_temperature(model, person):
+    ex, compiled = person
+    model.reset()
+    model.eval_prompt(model.tokenize(ex.prompt, add_special=True))
+    logits = model.logits().astype(np.float64)  # a copy: the first step's logits
+    for t in (0.5, 1.5):
+        records: list[StepRecord] = []
+        settings = GenerationSettings(temperature=t, max_tokens=1, keep_full=True)
+        run_to_end(model, compiled, ex.prompt, settings, records.append)
+        z = logits / t
+        expected = np.exp(z - z.max())
+        expected /= expected.sum()
+        assert np.allclose(records[0].full.p_raw, expected, rtol=1e-4, atol=1e-7), t
 
 
 def test_output_cut_at_max_tokens_is_truncated_and_invalid(model, person):
