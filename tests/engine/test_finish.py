@@ -1,0 +1,75 @@
+"""How a run ends, and what its verdict says: finish reasons, and shape without truth."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.decode import run_to_end
+from engine.grammar import compile_schema
+from engine.model import Model
+from engine.records import FinishReason, StepRecord
+from engine.settings import GenerationSettings
+
+BACKENDS = ["llguidance", "llamacpp"]
+FINISHED = (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
+
+
+def _greedy(backend: str) -> GenerationSettings:
+    return GenerationSettings(backend=backend, temperature=0.0, max_tokens=40)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_finish_reasons_are_told_apart(model: Model, person, backend: str) -> None:
+    # The grammar ends it: an enum's value has no trailing space, so once it is written
+    # only an end token is allowed, and the run stops without drawing one.
+    records: list[StepRecord] = []
+    enum = compile_schema('{"enum": ["USD", "EUR"]}')
+    by_grammar = run_to_end(model, enum, "Currency:", _greedy(backend), records.append)
+    assert by_grammar.finish_reason is FinishReason.GRAMMAR_COMPLETE
+    assert by_grammar.valid and not model.is_eog(records[-1].token_id)
+
+    # The model ends it: after the object a space is valid too, and the model prefers
+    # <eos> (0.73 against 0.27 after renormalising).
+    ex, compiled = person
+    records.clear()
+    by_model = run_to_end(model, compiled, ex.prompt, _greedy(backend), records.append)
+    assert by_model.finish_reason is FinishReason.END_OF_GENERATION
+    last = records[-1]
+    assert by_model.valid and model.is_eog(last.token_id)
+    assert any(not model.is_eog(c.id) for c in last.top_masked)  # it had another choice
+
+
+def test_a_grammar_that_allows_no_token_ends_the_run_with_an_error(model: Model) -> None:
+    # llama.cpp never allows a token whose text is a NUL byte, so a string that must hold
+    # one has nowhere to go after its opening quote.
+    compiled = compile_schema(json.dumps({"type": "string", "pattern": "^\\x00$"}))
+    result = run_to_end(model, compiled, "JSON:", _greedy("llamacpp"))
+    assert result.finish_reason is FinishReason.ERROR
+    assert result.message == "the grammar allows no token at all here"
+    assert result.text == '"' and not result.valid
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_output_that_parses_but_breaks_an_unenforced_keyword_is_invalid(
+    model: Model, backend: str
+) -> None:
+    # Shape, not truth: the grammar does not enforce `minimum`, and it writes integers of
+    # at most 16 digits, so the count always parses and never reaches this minimum.
+    schema = {
+        "type": "object",
+        "properties": {"count": {"type": "integer", "minimum": 10**16}},
+        "required": ["count"],
+        "additionalProperties": False,
+    }
+    compiled = compile_schema(json.dumps(schema))
+    assert [u.keyword for u in compiled.unenforced] == ["minimum"]  # and the user is told
+    result = run_to_end(model, compiled, "How many stars are there?\nJSON:", _greedy(backend))
+    assert result.finish_reason in FINISHED, result.message
+    assert result.parse_error is None and isinstance(result.parsed["count"], int)
+    assert not result.valid
+    assert [e.path for e in result.errors] == ["$.count"]
+    assert "is less than the minimum of 10000000000000000" in result.errors[0].message
+    verdict = result.to_json()
+    assert verdict["valid"] is False and verdict["errors"][0]["path"] == "$.count"
