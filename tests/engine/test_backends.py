@@ -9,6 +9,7 @@ Both make llama.cpp's set the larger one, so llguidance's mask must stay a subse
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -119,3 +120,34 @@ def test_llamacpp_checks_split_across_cores_match_one_part_checks(model, person)
         assert 0 < whole.sum() < model.n_vocab
     finally:
         b.close()
+
+
+def test_cross_check_stops_when_llama_cpp_picks_what_llguidance_forbids(model):
+    # llama.cpp as the primary allows any split of forced text; after `{"` the model prefers
+    # `c` (0.53) to the canonical `currency` (0.39), which llguidance alone would allow. The
+    # cross-check then cannot follow and stops; the run itself goes on to the end.
+    schema = json.dumps(
+        {
+            "type": "object",
+            "properties": {"currency": {"enum": ["USD", "EUR"]}},
+            "required": ["currency"],
+            "additionalProperties": False,
+        }
+    )
+    records: list[StepRecord] = []
+    settings = GenerationSettings(
+        backend="llamacpp", cross_check=True, temperature=0.0, max_tokens=30
+    )
+    result = run_to_end(model, compile_schema(schema), "JSON:", settings, records.append)
+    assert result.valid, result
+    stopped = re.fullmatch(
+        r"cross-check stopped at step (\d+): llguidance forbids the chosen token (.+)",
+        result.message,
+    )
+    assert stopped, result.message
+    step = int(stopped.group(1))
+    chosen = records[step]
+    assert chosen.disagreement is not None and chosen.disagreement.primary == "llamacpp"
+    assert chosen.token_id in {c.id for c in chosen.disagreement.only_primary}
+    assert stopped.group(2) == chosen.token_text
+    assert all(r.disagreement is None for r in records[step + 1 :])  # no secondary after it
