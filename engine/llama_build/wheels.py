@@ -33,8 +33,8 @@ def wheel_dir(flags: BuildFlags) -> Path:
 
 
 def cached_wheel(flags: BuildFlags) -> Path | None:
-    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    found = sorted(wheel_dir(flags).glob(f"llama_cpp_python-*-{tag}-*.whl"))
+    # A py3-none wheel (llama-cpp-python binds with ctypes); the platform is in the folder key.
+    found = sorted(wheel_dir(flags).glob(f"llama_cpp_python-{LLAMA_CPP_VERSION}-*.whl"))
     return found[-1] if found else None
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from engine.llama_build import flags, verdict
 from engine.llama_build.instructions import amx_instruction_count
-from engine.llama_build.wheels import wheel_dir
+from engine.llama_build.wheels import cached_wheel, wheel_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CURRENCY = ROOT / "resources" / "examples" / "currency.schema.json"
@@ -154,6 +154,12 @@ def test_amx_count_finds_amx_instructions(tmp_path: Path) -> None:
     obj = tmp_path / "amx.o"
     subprocess.run(["cc", "-c", str(source), "-o", str(obj)], check=True)
     assert amx_instruction_count(obj) == 1
+
+
+def test_the_installed_wheel_is_found_in_the_cache() -> None:
+    """`make` installed it from there, so the next fresh venv does not compile it again."""
+    wheel = cached_wheel(flags.chosen())
+    assert wheel is not None and wheel.parent == wheel_dir(flags.chosen())
 
 
 def test_candidates_differ_and_the_pin_is_one() -> None:
