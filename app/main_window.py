@@ -295,8 +295,12 @@ class MainWindow(QMainWindow):
         self.schema_editor.set_text(example.schema_text)
         self.prompt_pane.set_text(example.prompt)
         self._set_path(None)  # Save must not write the example over the user's file
+        panel = self.settings_panel
+        panel.set_generation_settings(example.settings(panel.generation_settings()))
         hint = " — Undo restores the previous schema" if had_text else ""
-        self.status.showMessage(f"Loaded example “{example.title}”{hint}", 8000)
+        own = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in example.generation.items())
+        own = f" (its own settings: {own})" if own else ""
+        self.status.showMessage(f"Loaded example “{example.title}”{own}{hint}", 8000)
 
     def open_schema_dialog(self) -> None:
         start = str(Path(self.current_path).parent) if self.current_path else ""

@@ -162,6 +162,10 @@ class SettingsPanel(QGroupBox):
         self._model_base = model
         self.model_path.setText(model.path or "")
         self.gpu_layers.setValue(model.n_gpu_layers)
+        self.set_generation_settings(generation)
+        self._last_model = self.model_settings()
+
+    def set_generation_settings(self, generation: GenerationSettings) -> None:
         self.max_tokens.setValue(generation.max_tokens)
         self.temperature.setValue(generation.temperature)
         self.seed.setValue(generation.seed)
@@ -171,7 +175,6 @@ class SettingsPanel(QGroupBox):
         self.exact_mask.setChecked(generation.exact_mask)
         self.cross_check.setChecked(generation.cross_check)
         self.chat_template.setChecked(generation.chat_template)
-        self._last_model = self.model_settings()
         self._update_enabled()
 
     def set_model_path(self, path: str) -> None:
