@@ -9,15 +9,52 @@ import argparse
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from engine.cli import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID, add_gui_arguments
+from engine.cli import (
+    EXIT_BAD_INPUT,
+    EXIT_BROKEN_BUILD,
+    EXIT_INVALID,
+    EXIT_VALID,
+    add_gui_arguments,
+)
+from engine.errors import MaskscopeError
+from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
 
 SCREENSHOT_DELAY_MS = 300  # lets the last chart redraw and the layout settle first
 
 
+def build_problem() -> str | None:
+    """Why the llama.cpp build cannot run here, or None. The verdict is cached next to the
+    build, so this costs a hash of its libraries after the first check."""
+    try:
+        ensure_build_runs()
+    except BrokenBuildError as exc:
+        return str(exc)
+    except MaskscopeError:
+        return None  # a model problem: the window opens and reports it where the model is set
+    return None
+
+
+def report_build_problem(problem: str, interactive: bool) -> int:
+    print(f"maskscope: llama.cpp build: {problem}", file=sys.stderr)
+    if interactive:
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        app.setApplicationName("Maskscope")
+        what, *rest = problem.splitlines()
+        box = QMessageBox(QMessageBox.Icon.Critical, "Maskscope cannot run llama.cpp", what)
+        box.setInformativeText("\n\n".join(rest))  # the features involved, then the fix
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.exec()
+    return EXIT_BROKEN_BUILD
+
+
 def main_gui(args: argparse.Namespace) -> int:
+    # The window loads llama.cpp as it opens: a build that would crash it is reported first.
+    problem = build_problem()
+    if problem is not None:
+        return report_build_problem(problem, not (args.autorun or args.quit_after_run))
     # Imported here so that `--help` and argument errors do not pay for Qt and pyqtgraph.
     from app.main_window import MainWindow
 
