@@ -122,6 +122,8 @@ class OutputView(QWidget):
             rows.insert(0, ("(whole output)", f"not JSON: {result.parse_error}"))
         if result.finish_reason is FinishReason.ERROR and result.message:
             rows.insert(0, ("(engine)", result.message))
+        if result.unchecked_note:
+            rows.append(("(not checked)", result.unchecked_note))
         self._show_issues(rows)
 
         self._set_badge(*verdict(result))

@@ -176,8 +176,9 @@ def print_result(result: RunResult, out: TextIO) -> None:
         f"{result.tokens_per_s:.1f} tokens/s",
         file=out,
     )
-    if result.message:
-        print(f"note: {result.message}", file=out)
+    for note in (result.message, result.unchecked_note):
+        if note:
+            print(f"note: {note}", file=out)
     if result.parse_error:
         print(f"INVALID: not JSON ({result.parse_error})", file=out)
     elif result.errors:

@@ -31,7 +31,7 @@ from engine.records import (
     StepRecord,
 )
 from engine.settings import BACKENDS, GenerationSettings
-from engine.validate import parse_output, validation_issues
+from engine.validate import parse_output, unchecked_formats, validation_issues
 
 # llama.cpp's grammar check costs ~0.3 us a token, so the head-first check stops once
 # the unchecked tail holds under this much probability mass.
@@ -378,7 +378,8 @@ def finish_run(
 ) -> RunResult:
     """Parse and validate the output; a truncated output is never reported as valid."""
     parsed, parse_error = parse_output(text)
-    errors = validation_issues(parsed, compiled.schema) if parse_error is None else ()
+    checked = parse_error is None
+    errors = validation_issues(parsed, compiled.schema) if checked else ()
     if finish is FinishReason.MAX_TOKENS:
         message = message or (
             f"the output was cut off at max_tokens={settings.max_tokens}: "
@@ -400,6 +401,7 @@ def finish_run(
         mask_ms=mask_ms,
         message=message,
         settings=settings.to_json(),
+        unchecked_formats=unchecked_formats(compiled.schema) if checked else (),
     )
 
 

@@ -115,6 +115,8 @@ class RunResult:
     mask_ms: float = 0.0
     message: str = ""  # human-readable summary or error text
     settings: dict[str, Any] = field(default_factory=dict)
+    # Formats the schema uses that could not be checked: their checker's library is missing.
+    unchecked_formats: tuple[str, ...] = ()
 
     @property
     def truncated(self) -> bool:
@@ -127,6 +129,17 @@ class RunResult:
             self.finish_reason in (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
             and self.parse_error is None
             and not self.errors
+        )
+
+    @property
+    def unchecked_note(self) -> str:
+        """Which formats went unchecked and how to check them; empty when none did."""
+        if not self.unchecked_formats:
+            return ""
+        names = ", ".join(self.unchecked_formats)
+        return (
+            f"format not checked: {names} (jsonschema's checker needs a library that is not "
+            "installed: pip install 'jsonschema[format-nongpl]')"
         )
 
     @property
@@ -146,4 +159,5 @@ class RunResult:
             "total_ms": round(self.total_ms, 3),
             "tokens_per_s": round(self.tokens_per_s, 2),
             "message": self.message,
+            "unchecked_formats": list(self.unchecked_formats),
         }

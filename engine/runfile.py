@@ -107,4 +107,5 @@ def _result(data: dict[str, Any]) -> RunResult:
     fields = dict(data)
     fields["finish_reason"] = FinishReason(fields["finish_reason"])
     fields["errors"] = tuple(ValidationIssue(**e) for e in fields["errors"])
+    fields["unchecked_formats"] = tuple(fields.get("unchecked_formats", ()))
     return RunResult(**fields)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -10,6 +11,22 @@ from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
+
+# Keywords whose values are data, not subschemas: a keyword inside them is not one.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def keyword_values(schema: Any, keyword: str) -> Iterator[Any]:
+    """Every value the keyword has anywhere in the schema, data keywords left out."""
+    if isinstance(schema, dict):
+        if keyword in schema:
+            yield schema[keyword]
+        for key, value in schema.items():
+            if key not in _DATA_KEYWORDS:
+                yield from keyword_values(value, keyword)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from keyword_values(item, keyword)
 
 
 def parse_json_text(text: str) -> Any:
