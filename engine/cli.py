@@ -61,7 +61,12 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
         help="also compute the other backend's mask and report where they disagree",
     )
     p.add_argument("--chat-template", action="store_true", help="use the GGUF's chat template")
-    p.add_argument("--jsonl", action="store_true", help="one JSON object per step, then the result")
+    p.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="one JSON object per step, then the result; token_piece is a token's exact text, "
+        "token_text its display form (␣ for a space)",
+    )
     p.set_defaults(func=cmd_generate)
 
 
@@ -110,18 +115,28 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def step_json(record: StepRecord) -> dict:
-    """The --jsonl shape of one step."""
+    """The --jsonl shape of one step. `token_piece` and each candidate's `piece` are the
+    exact text a token adds to the output; `token_text` and `text` are the display form,
+    where a space is `␣` and a newline the two characters `\\n`."""
     top = {c.id: c for c in record.top_raw}
     for c in record.top_masked:
         top.setdefault(c.id, c)
     data = {
         "step": record.step,
         "token_id": record.token_id,
+        "token_piece": record.token_piece,
         "token_text": record.token_text,
         "valid_mass": record.valid_mass,
         "n_valid": record.n_valid,
         "top": [
-            {"id": c.id, "text": c.text, "p_raw": c.p_raw, "p_masked": c.p_masked, "valid": c.valid}
+            {
+                "id": c.id,
+                "piece": c.piece,
+                "text": c.text,
+                "p_raw": c.p_raw,
+                "p_masked": c.p_masked,
+                "valid": c.valid,
+            }
             for c in top.values()
         ],
         "forward_ms": round(record.forward_ms, 3),

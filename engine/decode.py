@@ -116,7 +116,9 @@ class _Stepper:
         out = []
         for tid, ok in zip(ids.tolist(), ok_all.tolist(), strict=True):
             pr = float(p[tid])
-            out.append(Candidate(tid, self.model.readable(tid), pr, pr / mass if ok else 0.0, ok))
+            p_masked = pr / mass if ok else 0.0
+            text, piece = self.model.readable(tid), self.model.output_text(tid)
+            out.append(Candidate(tid, text, pr, p_masked, ok, piece))
         return tuple(out)
 
     def finish_step(
@@ -186,7 +188,14 @@ class _Stepper:
         p = self.dist.p
         top = ids[np.argsort(-p[ids], kind="stable")[:_DISAGREEMENT_SHOWN]]
         return tuple(
-            Candidate(int(t), self.model.readable(int(t)), float(p[t]), 0.0, bool(allowed_by[t]))
+            Candidate(
+                int(t),
+                self.model.readable(int(t)),
+                float(p[t]),
+                0.0,
+                bool(allowed_by[t]),
+                self.model.output_text(int(t)),
+            )
             for t in top
         )
 

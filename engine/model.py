@@ -185,6 +185,12 @@ class Model:
         return _piece(self.vocab, self._piece_buf, token)
 
     @lru_cache(maxsize=65536)  # noqa: B019 - one Model per process, lives as long as it
+    def output_text(self, token: int) -> str:
+        """What the token adds to the output: nothing for an end token, U+FFFD for bytes
+        that are only part of a character."""
+        return "" if self.is_eog(token) else self.piece(token).decode("utf-8", errors="replace")
+
+    @lru_cache(maxsize=65536)  # noqa: B019 - one Model per process, lives as long as it
     def readable(self, token: int) -> str:
         special = self.is_special(token)
         return readable_piece(self.piece(token), special=special)

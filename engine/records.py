@@ -37,10 +37,11 @@ class Candidate:
     """One token in a step's top-K list."""
 
     id: int
-    text: str  # readable: whitespace, control and special bytes made visible
+    text: str  # the display form: whitespace, control and special bytes made visible
     p_raw: float  # softmax(logits / T) over the full vocabulary
     p_masked: float  # P / sum(P over valid); 0 for masked-out tokens
     valid: bool
+    piece: str | None = None  # the exact text the token adds; None in runs saved without it
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ class StepRecord:
 
     step: int
     token_id: int
-    token_text: str  # readable form of the chosen token
+    token_text: str  # display form of the chosen token (␣, \n, <0xE2>, <eos>)
     token_piece: str  # the exact text the token appends to the output
     top_raw: tuple[Candidate, ...]  # top-K by P before masking
     top_masked: tuple[Candidate, ...]  # top-K by P after masking (all valid)
