@@ -156,6 +156,9 @@ class SchemaEditor(QWidget):
         self.message = QLabel(self)
         self.message.setObjectName("schemaMessage")
         self.message.setWordWrap(True)
+        # Always rich text: messages are HTML-escaped, and a message without a tag would
+        # otherwise be shown as plain text, entities and all (llama.cpp&#x27;s).
+        self.message.setTextFormat(Qt.TextFormat.RichText)
         self.message.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.LinksAccessibleByMouse

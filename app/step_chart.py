@@ -401,10 +401,11 @@ def _describe(record: StepRecord, n_steps: int) -> str:
         # Head-first checking (llamacpp): the unchecked tail bounds the error.
         mass = f"≥ {mass} (exact to {record.valid_mass_bound:.1e})"
     n_valid = f"{record.n_valid}" if record.n_valid_exact else f"≥ {record.n_valid}"
+    n_valid += " valid token" if record.n_valid == 1 else " valid tokens"
     text = (
         f"step <b>{record.step}</b> of {n_steps} · chose "
         f"<b>{html.escape(repr(record.token_text))}</b> · valid mass {mass} · "
-        f"{n_valid} valid tokens · entropy {record.entropy:.2f} nats · "
+        f"{n_valid} · entropy {record.entropy:.2f} nats · "
         f"{record.forward_ms:.1f} ms forward + {record.mask_ms:.1f} ms mask"
     )
     d = record.disagreement

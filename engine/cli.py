@@ -8,11 +8,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from engine.errors import MaskscopeError
 from engine.model_options import add_model_arguments, model_settings
-from engine.records import RunResult, StepRecord
+from engine.records import Disagreement, RunResult, StepRecord
 from engine.settings import (
     BACKENDS,
     DEFAULT_BACKEND,
@@ -22,6 +22,9 @@ from engine.settings import (
     TOP_K,
     GenerationSettings,
 )
+
+if TYPE_CHECKING:  # engine.model loads llama.cpp, which waits until the build is proven
+    from engine.model import ModelInfo
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -92,10 +95,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     )
     model = Model.load(model_settings(args))
     out = sys.stdout
-    if not args.jsonl:
-        print(f"model: {model.info.name} · {model.info.offload_label}", file=out)
-        print(f"backend: {settings.backend}{' (cross-check)' if settings.cross_check else ''}")
-        print(_TABLE_HEADER, file=out)
+    header = "" if args.jsonl else _run_header(model.info, settings)
     gen = generate(model, compiled, prompt, settings)
     while True:
         try:
@@ -103,6 +103,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
         except StopIteration as stop:
             result: RunResult = stop.value
             break
+        # Only once the run is set up: bad input found there (no chat template, a prompt
+        # too long) then gets its one line on stderr and nothing on stdout.
+        if header:
+            print(header, file=out)
+            header = ""
         if args.jsonl:
             print(json.dumps(step_json(record), ensure_ascii=False), file=out, flush=True)
         else:
@@ -110,6 +115,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if args.jsonl:
         print(json.dumps({"result": result.to_json()}, ensure_ascii=False), file=out)
     else:
+        if header:  # a run that ended before its first step
+            print(header, file=out)
         print_result(result, out)
     return EXIT_VALID if result.valid else EXIT_INVALID
 
@@ -156,6 +163,14 @@ def step_json(record: StepRecord) -> dict:
     return data
 
 
+def _run_header(info: ModelInfo, settings: GenerationSettings) -> str:
+    cross = " (cross-check)" if settings.cross_check else ""
+    return (
+        f"model: {info.name} · {info.offload_label}\n"
+        f"backend: {settings.backend}{cross}\n{_TABLE_HEADER}"
+    )
+
+
 _TABLE_HEADER = (
     f"{'step':>4}  {'token':<16} {'P raw':>7} {'P masked':>8} {'valid mass':>10} "
     f"{'n valid':>8}  {'fwd ms':>6} {'mask ms':>7}  top before masking (✗ = masked out)"
@@ -175,13 +190,21 @@ def print_step_row(record: StepRecord, out: TextIO) -> None:
         file=out,
     )
     if record.disagreement is not None:
-        d = record.disagreement
-        print(
-            f"      backends disagree: {d.n_only_primary} only {d.primary} "
-            f"({' '.join(c.text for c in d.only_primary[:4])}), {d.n_only_secondary} only "
-            f"{d.secondary} ({' '.join(c.text for c in d.only_secondary[:4])})",
-            file=out,
-        )
+        print(f"      backends disagree: {_disagreement_text(record.disagreement)}", file=out)
+
+
+def _disagreement_text(d: Disagreement, shown: int = 4) -> str:
+    """Each side that allows tokens the other forbids: how many, and the likeliest."""
+    sides = (
+        (d.primary, d.n_only_primary, d.only_primary),
+        (d.secondary, d.n_only_secondary, d.only_secondary),
+    )
+    parts = []
+    for name, n, tokens in sides:
+        if n:
+            more = " …" if n > shown else ""
+            parts.append(f"{n} only {name} ({' '.join(c.text for c in tokens[:shown])}{more})")
+    return "; ".join(parts)
 
 
 def print_result(result: RunResult, out: TextIO) -> None:

@@ -13,7 +13,7 @@ from engine import native_log
 from engine.coverage import Unenforced, unenforced_keywords
 from engine.errors import GrammarError
 from engine.gbnf_rewrite import fold_bounded_repeats
-from engine.schema import parse_schema
+from engine.schema import keyword_values, parse_schema
 
 ROOT = "root"
 _JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
@@ -40,6 +40,7 @@ def schema_to_gbnf(schema: Any) -> str:
     # `true` and `{}` mean "any JSON value"; the converter would narrow them to objects.
     if schema is True or (isinstance(schema, dict) and not set(schema) - _ANNOTATIONS):
         schema = {**(schema if isinstance(schema, dict) else {}), "type": list(_JSON_TYPES)}
+    _check_refs(schema)
     try:
         gbnf = json_schema_to_gbnf(json.dumps(schema))
     except RecursionError:
@@ -53,6 +54,25 @@ def schema_to_gbnf(schema: Any) -> str:
     # recursive parser cannot read past a few thousand (65535 crashed it); `a{0,n}` is
     # the same language and parses flat.
     return fold_bounded_repeats(_strict_json_strings(gbnf))
+
+
+def _check_refs(schema: Any) -> None:
+    """Say what the converter would put badly: it names a command-line flag Maskscope does
+    not have for a remote $ref, and prints the whole schema for a target it cannot find."""
+    for ref in keyword_values(schema, "$ref"):
+        if not isinstance(ref, str):  # a property named "$ref"
+            continue
+        if not ref.startswith("#"):
+            raise GrammarError(
+                f"$ref {ref} points outside this schema, and Maskscope reads no other "
+                "schema (no file, no network): copy what it names into $defs and refer to "
+                "it as #/$defs/NAME"
+            )
+        target = schema
+        for part in ref[2:].split("/") if ref.startswith("#/") else ():
+            if not isinstance(target, dict) or part not in target:
+                raise GrammarError(f"$ref {ref} points to nothing in this schema")
+            target = target[part]
 
 
 def _strict_json_strings(gbnf: str) -> str:

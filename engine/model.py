@@ -65,7 +65,15 @@ def check_gguf_file(path: Path) -> None:
     if len(magic) < 4:
         raise ModelLoadError(f"model file is empty or truncated: {path}")
     if magic != _GGUF_MAGIC:
-        raise ModelLoadError(f"not a GGUF file (it starts with {magic!r}, not b'GGUF'): {path}")
+        raise ModelLoadError(f"not a GGUF file (it starts with {_shown(magic)}, not GGUF): {path}")
+
+
+def _shown(data: bytes) -> str:
+    """Leading bytes as a reader would want them: text when they are printable ASCII
+    (an HTML page saved in place of a download: "<!DO"), else hex."""
+    if data.isascii() and data.decode("ascii").isprintable():
+        return f'"{data.decode("ascii")}"'
+    return "bytes " + " ".join(f"{b:02X}" for b in data)
 
 
 def _check_sizes(settings: ModelSettings) -> None:
@@ -192,8 +200,12 @@ class Model:
 
     @lru_cache(maxsize=65536)  # noqa: B019 - one Model per process, lives as long as it
     def readable(self, token: int) -> str:
-        special = self.is_special(token)
-        return readable_piece(self.piece(token), special=special)
+        """The display form. A byte-fallback token shows as its byte (<0x22>): the vocabulary
+        also has an ordinary token for the same text, and the two must read differently."""
+        attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
+        if attr & llama_cpp.LLAMA_TOKEN_ATTR_BYTE:
+            return "".join(f"<0x{b:02X}>" for b in self.piece(token))
+        return readable_piece(self.piece(token), special=self.is_special(token))
 
     def is_special(self, token: int) -> bool:
         attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)

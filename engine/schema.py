@@ -29,6 +29,12 @@ def keyword_values(schema: Any, keyword: str) -> Iterator[Any]:
             yield from keyword_values(item, keyword)
 
 
+def json_error_reason(exc: json.JSONDecodeError) -> str:
+    """The reason without a place: json's "Unterminated string starting at" expects one
+    to follow, and every caller puts its own (line and column) elsewhere."""
+    return exc.msg.removesuffix(" at")
+
+
 def parse_json_text(text: str) -> Any:
     """json.loads, but a syntax error carries line, column and offset."""
     if not text.strip():
@@ -36,7 +42,7 @@ def parse_json_text(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SchemaSyntaxError(exc.msg, exc.lineno, exc.colno, exc.pos) from None
+        raise SchemaSyntaxError(json_error_reason(exc), exc.lineno, exc.colno, exc.pos) from None
 
 
 def validator_class(schema: Any) -> type:

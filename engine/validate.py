@@ -14,7 +14,7 @@ from jsonschema import (
 )
 
 from engine.records import ValidationIssue
-from engine.schema import keyword_values, validator_class
+from engine.schema import json_error_reason, keyword_values, validator_class
 
 # The formats each draft's spec defines. jsonschema checks some of them only when a
 # library for them is installed (`jsonschema[format-nongpl]`); without it, it skips them.
@@ -45,7 +45,7 @@ def parse_output(text: str) -> tuple[Any, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+        return None, f"{json_error_reason(exc)} at line {exc.lineno}, column {exc.colno}"
 
 
 def validation_issues(instance: Any, schema: Any) -> tuple[ValidationIssue, ...]:
