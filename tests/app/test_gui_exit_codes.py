@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from gui_process import AUTORUN, EXAMPLES, PROMPT, SCHEMA, run_gui, settings_of
 
 from engine.settings import GenerationSettings
 
 
+@pytest.mark.slow
 def test_output_that_breaks_the_schema_exits_1(tmp_path: Path) -> None:
     # The grammar allows only the one property, so the unenforced minProperties always fails.
     schema = json.loads((EXAMPLES / "currency.schema.json").read_text())
@@ -21,6 +23,7 @@ def test_output_that_breaks_the_schema_exits_1(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_output_cut_off_at_max_tokens_exits_1(tmp_path: Path) -> None:
     store = settings_of(tmp_path)
     store.set_generation_settings(GenerationSettings(max_tokens=2))
@@ -29,12 +32,14 @@ def test_output_cut_off_at_max_tokens_exits_1(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_model_that_cannot_load_exits_2_with_its_reason(tmp_path: Path) -> None:
     proc = run_gui(tmp_path, *SCHEMA, "--model", str(tmp_path / "missing.gguf"), *AUTORUN)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "missing.gguf" in proc.stderr
 
 
+@pytest.mark.slow
 def test_schema_refused_before_the_run_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.schema.json"
     bad.write_text('{"type": 12}')

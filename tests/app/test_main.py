@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QImage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +27,7 @@ def run_gui(tmp_path: Path, *args: str, timeout: int = 60) -> subprocess.Complet
     )
 
 
+@pytest.mark.slow
 def test_autorun_screenshot_and_quit(tmp_path: Path) -> None:
     shot = tmp_path / "shot.png"
     proc = run_gui(
@@ -45,12 +47,14 @@ def test_autorun_screenshot_and_quit(tmp_path: Path) -> None:
     assert image.width() > 800 and image.height() > 500
 
 
+@pytest.mark.slow
 def test_missing_schema_file_exits_nonzero(tmp_path: Path) -> None:
     proc = run_gui(tmp_path, "--schema", str(tmp_path / "missing.json"), "--quit-after-run")
     assert proc.returncode == 2
     assert "missing.json" in proc.stderr
 
 
+@pytest.mark.slow
 def test_undecodable_schema_file_exits_nonzero(tmp_path: Path) -> None:
     bad = tmp_path / "latin1.json"
     bad.write_bytes(b'{"title": "caf\xe9"}')

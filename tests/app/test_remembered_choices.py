@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from gui_process import AUTORUN, EXAMPLES, run_gui, settings_of
 
 from app.main_window import MainWindow
@@ -15,6 +16,7 @@ from engine.settings import ModelSettings
 RUN_TIMEOUT_MS = 120_000
 
 
+@pytest.mark.slow
 def test_model_that_failed_to_load_is_not_remembered(tmp_path: Path) -> None:
     bogus = tmp_path / "bogus.gguf"
     bogus.write_text("not a model")
@@ -23,6 +25,7 @@ def test_model_that_failed_to_load_is_not_remembered(tmp_path: Path) -> None:
     assert settings_of(tmp_path).model_settings().path != str(bogus)
 
 
+@pytest.mark.slow
 def test_command_line_paths_are_stored_absolute_and_the_draft_is_kept(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -42,6 +45,7 @@ def test_command_line_paths_are_stored_absolute_and_the_draft_is_kept(tmp_path: 
     assert after.draft() == ('{"title": "my unsaved draft"}', "my prompt", None)
 
 
+@pytest.mark.slow
 def test_model_file_that_failed_to_load_is_not_remembered(
     qtbot, window: MainWindow, store: SettingsStore, tmp_path: Path
 ) -> None:

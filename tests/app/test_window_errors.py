@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.main_window import MainWindow
 
 RUN_TIMEOUT_MS = 120_000
@@ -51,6 +53,7 @@ def test_missing_model_reported(qtbot, window: MainWindow, tmp_path) -> None:
     assert window.run_action.isEnabled()
 
 
+@pytest.mark.slow
 def test_corrupt_model_reported(qtbot, window: MainWindow, tmp_path) -> None:
     fake = tmp_path / "corrupt.gguf"
     fake.write_bytes(b"GGUF" + b"\0" * 60)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from app.main_window import MainWindow
 from engine.examples import load_example
 from engine.records import FinishReason
@@ -11,6 +13,7 @@ from engine.records import FinishReason
 FINISHED = (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
 
 
+@pytest.mark.slow
 def test_invoice_example_brings_the_room_it_needs(window: MainWindow, run_to_end) -> None:
     panel = window.settings_panel
     # Seed 1 at the default temperature writes about 360 tokens: past the default 256.

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app.main_window import MainWindow
 from engine.settings import GenerationSettings, ModelSettings
 
 RUN_TIMEOUT_MS = 120_000
 
 
+@pytest.mark.slow
 def test_prompt_longer_than_the_context_is_a_message(qtbot, window: MainWindow) -> None:
     window.settings_panel.set_settings(ModelSettings(n_ctx=64), GenerationSettings(max_tokens=4))
     window.prompt_pane.editor.setPlainText("The invoice lists many items. " * 25)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 
 from app.main_window import MainWindow
@@ -11,6 +12,7 @@ RUN_TIMEOUT_MS = 120_000
 LONG_STRING = '{"type": "string", "minLength": 400}'
 
 
+@pytest.mark.slow
 def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, run_to_end) -> None:
     use_example(window, "currency", max_tokens=40)
     steps_seen: list[int] = []
@@ -45,6 +47,7 @@ def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, ru
     assert window.status.model_label.text().startswith("model: ")
 
 
+@pytest.mark.slow
 def test_stop_cancels_and_window_stays_usable(window: MainWindow, use_example, run_to_end) -> None:
     use_example(window, "person", max_tokens=200)
     window.settings_panel.temperature.setValue(1.0)  # keeps the model talking for a while
@@ -92,6 +95,7 @@ def test_close_mid_run_stops_the_worker(qtbot, store, model_cache, use_example) 
     assert prompt is not None and prompt.strip()
 
 
+@pytest.mark.slow
 def test_saved_run_replays_without_a_model(
     qtbot, window: MainWindow, use_example, run_to_end, tmp_path, store, model_cache
 ) -> None:

@@ -15,6 +15,7 @@ from engine.settings import ModelSettings
 RUN_TIMEOUT_MS = 120_000
 
 
+@pytest.mark.slow
 def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -44,6 +45,7 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     assert window.last_result is not None and window.last_result.valid
 
 
+@pytest.mark.slow
 def test_stop_before_the_first_token_cancels_the_run(
     qtbot, window: MainWindow, use_example, run_to_end
 ) -> None:

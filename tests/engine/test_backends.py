@@ -31,6 +31,7 @@ def _cross_checked(model, schema_text: str, prompt: str, max_tokens: int = 30) -
     return records
 
 
+@pytest.mark.slow
 def test_cross_check_reports_special_token_text_inside_a_string(model):
     # A constructed case: a bare string. Inside it llama.cpp allows special-token text.
     records = _cross_checked(model, '{"type": "string", "maxLength": 12}', "A word.\nJSON:", 6)
@@ -44,6 +45,7 @@ def test_cross_check_reports_special_token_text_inside_a_string(model):
     assert all(c.valid for c in d.only_secondary)  # valid for the backend that allows them
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["currency", "person", "invoice"])
 def test_llguidance_never_allows_what_llama_cpp_forbids(model, name):
     ex = load_example(name)
@@ -122,6 +124,7 @@ def test_llamacpp_checks_split_across_cores_match_one_part_checks(model, person)
         b.close()
 
 
+@pytest.mark.slow
 def test_cross_check_stops_when_llama_cpp_picks_what_llguidance_forbids(model):
     # llama.cpp as the primary allows any split of forced text; after `{"` the model prefers
     # `c` (0.53) to the canonical `currency` (0.39), which llguidance alone would allow. The

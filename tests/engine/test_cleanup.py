@@ -109,6 +109,7 @@ print(json.dumps({"message": message, "frees": sorted(frees.values())}))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, caps RLIMIT_AS")
 def test_a_failed_context_frees_the_model_once() -> None:
     done = subprocess.run(

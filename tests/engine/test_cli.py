@@ -18,12 +18,14 @@ CURRENCY = [
 ]
 
 
+@pytest.mark.slow
 def test_valid_output_exits_0_with_a_readable_table(capsys):
     assert main(["generate", *CURRENCY, "--temperature", "0"]) == 0
     out = capsys.readouterr().out
     assert "valid mass" in out and "VALID against the schema" in out
 
 
+@pytest.mark.slow
 def test_jsonl_prints_steps_then_the_result(capsys):
     code = main(["generate", *CURRENCY, "--jsonl", "--seed", "2", "--backend", "llamacpp"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -45,6 +47,7 @@ def test_jsonl_prints_steps_then_the_result(capsys):
     assert result["json"]["currency"] in {"USD", "EUR", "GBP", "UNKNOWN"}
 
 
+@pytest.mark.slow
 def test_truncated_output_exits_1(capsys):
     assert main(["generate", *CURRENCY, "--max-tokens", "3"]) == 1
     assert "truncated at max_tokens" in capsys.readouterr().out

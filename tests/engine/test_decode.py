@@ -51,6 +51,7 @@ def _check_step(rec: StepRecord) -> None:
         assert rec.n_valid <= int(valid.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_every_step_keeps_the_invariants(model, person, backend):
     ex, compiled = person
@@ -65,6 +66,7 @@ def test_every_step_keeps_the_invariants(model, person, backend):
     assert result.n_tokens == len(records)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_currency_is_always_one_of_the_enum_values(model, currency, backend):
     ex, compiled = currency
@@ -75,6 +77,7 @@ def test_currency_is_always_one_of_the_enum_values(model, currency, backend):
         assert result.parsed["currency"] in {"USD", "EUR", "GBP", "UNKNOWN"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_same_seed_gives_the_same_output(model, person, backend):
     ex, compiled = person
@@ -161,6 +164,7 @@ ENFORCED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schema", ENFORCED)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_outputs_validate_when_the_grammar_enforces_every_keyword(model, schema, backend):
@@ -173,6 +177,7 @@ def test_outputs_validate_when_the_grammar_enforces_every_keyword(model, schema,
     assert result.valid, (result.text, result.errors)
 
 
+@pytest.mark.slow
 def test_invoice_example_validates_with_enough_tokens(model):
     from engine.examples import load_example
 
@@ -200,6 +205,7 @@ def spare_model():
     m.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("backend", "cross_check"),
     [("llguidance", False), ("llamacpp", False), ("llguidance", True)],
@@ -224,6 +230,7 @@ def test_overlapped_steps_keep_the_invariants(spare_model, person, backend, cros
     assert again.text == first.text  # the seed fixes the noise too
 
 
+@pytest.mark.slow
 def test_drawn_ahead_greedy_run_matches_the_serial_one(model, spare_model, person):
     ex, compiled = person
     settings = GenerationSettings(temperature=0.0, max_tokens=60)
@@ -242,6 +249,7 @@ def test_drawn_ahead_greedy_run_matches_the_serial_one(model, spare_model, perso
         assert abs(a.top_masked[0].p_masked - s.top_masked[0].p_masked) < 1e-4
 
 
+@pytest.mark.slow
 def test_drawn_ahead_run_stops_cleanly_mid_run(spare_model, person):
     ex, compiled = person
     gen = generate(spare_model, compiled, ex.prompt, GenerationSettings(max_tokens=100))
@@ -252,6 +260,7 @@ def test_drawn_ahead_run_stops_cleanly_mid_run(spare_model, person):
     assert result.n_tokens == 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_threads", [None, 1], ids=["all-cores", "spare-core"])
 def test_a_full_context_ends_the_run_with_every_step_recorded(n_threads):
     from engine.model import Model

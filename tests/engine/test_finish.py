@@ -20,6 +20,7 @@ def _greedy(backend: str) -> GenerationSettings:
     return GenerationSettings(backend=backend, temperature=0.0, max_tokens=40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_finish_reasons_are_told_apart(model: Model, person, backend: str) -> None:
     # The grammar ends it: an enum's value has no trailing space, so once it is written
@@ -51,6 +52,7 @@ def test_a_grammar_that_allows_no_token_ends_the_run_with_an_error(model: Model)
     assert result.text == '"' and not result.valid
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_output_that_parses_but_breaks_an_unenforced_keyword_is_invalid(
     model: Model, backend: str

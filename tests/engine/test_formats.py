@@ -52,6 +52,7 @@ def test_nothing_unchecked_with_the_format_libraries_installed():
     assert unchecked_formats(schema) == ()
 
 
+@pytest.mark.slow
 def test_format_whose_library_is_missing_is_named_in_the_result(tmp_path: Path):
     # The libraries are installed here; a child process that cannot import the ones for
     # `uri` is the real jsonschema without them (the only way to reach the missing case).

@@ -51,6 +51,7 @@ def test_bounded_repeat_folds_to_its_exact_equal():
     assert "char{0,3}" in fold_bounded_repeats(gbnf)
 
 
+@pytest.mark.slow
 def test_schema_whose_names_differ_only_in_case_runs_on_llguidance(model):
     # From MaskBench (Github_ultra---o65323): $defs `Tender` and `tender` used to make
     # llguidance refuse the grammar with "Rule 'tender' already exists".
@@ -105,6 +106,7 @@ def test_a_chain_65535_levels_deep_folds_in_one_pass():
     assert fold_bounded_repeats(gbnf) == 'root ::= "\\"" char{0,65535} "\\""\n'
 
 
+@pytest.mark.slow
 def test_max_length_65535_compiles_and_runs_on_both_backends(model):
     # From MaskBench (Github_medium---o42606): the converter nested 65,535 optionals, and
     # llama.cpp's recursive grammar parser overflowed the stack and killed the process.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from engine.gumbel import GumbelSampler
 
@@ -29,6 +30,7 @@ def test_draws_follow_the_renormalised_distribution():
     assert np.allclose(freq[:3], [0.667, 0.267, 0.067], atol=0.015)
 
 
+@pytest.mark.slow
 def test_tail_tokens_are_drawn_as_often_as_their_probability():
     # A span of 1 puts most valid tokens in the tail, so the binomial race decides most
     # draws: the frequencies must still match P renormalised over the valid set.

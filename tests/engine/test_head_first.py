@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from engine.cli import main
 from engine.decode import run_to_end
@@ -49,6 +50,7 @@ def test_head_first_falls_back_to_a_full_mask_when_no_head_token_is_valid(model:
     assert b"".join(model.piece(r.token_id) for r in records).decode() == '"ꙮ"'
 
 
+@pytest.mark.slow
 def test_exact_mask_checks_the_whole_vocabulary_at_every_step(model: Model, person) -> None:
     ex, _ = person
     common = {"temperature": 1.0, "seed": 7, "max_tokens": 20}
@@ -58,6 +60,7 @@ def test_exact_mask_checks_the_whole_vocabulary_at_every_step(model: Model, pers
     assert exact and all(_exact(r) for r in exact)
 
 
+@pytest.mark.slow
 def test_exact_mask_option_reports_exact_counts(capsys) -> None:
     argv = [
         "generate",

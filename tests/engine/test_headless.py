@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ENGINE = Path(__file__).resolve().parents[2] / "engine"
 
 
+@pytest.mark.slow
 def test_engine_modules_load_without_qt():
     code = (
         "import sys, pkgutil, importlib, engine, engine.masking\n"

@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from engine.cli import main
 from engine.tokens import readable_piece
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 
 
+@pytest.mark.slow
 def test_step_lines_hold_the_exact_text(capsys):
     person = ["--schema", str(EXAMPLES / "person.schema.json")]
     prompt = ["--prompt-file", str(EXAMPLES / "person.prompt.txt")]

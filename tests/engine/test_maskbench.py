@@ -38,6 +38,7 @@ def test_instances_are_judged_as_maskbench_says(name):
         assert (not validation_issues(test["data"], case["schema"])) == test["valid"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, backend",
     [(n, "llguidance") for n in ENFORCED[::2]] + [(n, "llamacpp") for n in ENFORCED[1::2]],
@@ -65,6 +66,7 @@ def test_grammar_llama_cpp_rejects_carries_its_reason():
     assert "error parsing grammar" in info.value.detail
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["Github_ultra---o65323", "JME_1", "WashingtonPost---wp_94_Normalized"]
 )

@@ -61,6 +61,7 @@ def test_non_gguf_file_shows_its_first_bytes_readably(tmp_path: Path):
         check_gguf_file(page)
 
 
+@pytest.mark.slow
 def test_chat_template_missing_prints_only_the_error(capsys):
     # The bundled model is a base model, without a chat template.
     assert main(["generate", *CURRENCY, "--chat-template"]) == 2
@@ -70,6 +71,7 @@ def test_chat_template_missing_prints_only_the_error(capsys):
     assert "\n" not in err and "no chat template" in err
 
 
+@pytest.mark.slow
 def test_cross_check_lists_each_token_once(capsys):
     # llama.cpp also allows byte-fallback tokens, whose text is that of an ordinary token.
     assert main(["generate", *CURRENCY, "--cross-check", "--temperature", "0"]) == 0
@@ -80,6 +82,7 @@ def test_cross_check_lists_each_token_once(capsys):
             assert len(listed.split()) == len(set(listed.split())), line
 
 
+@pytest.mark.slow
 def test_disagreeing_tokens_read_differently(model, currency):
     example, compiled = currency
     settings = GenerationSettings(temperature=0.0, cross_check=True)

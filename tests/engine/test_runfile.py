@@ -12,6 +12,7 @@ from engine.runfile import SavedRun, load_run, save_run
 from engine.settings import GenerationSettings
 
 
+@pytest.mark.slow
 def test_a_real_run_round_trips(model, currency, tmp_path):
     ex, compiled = currency
     records = []

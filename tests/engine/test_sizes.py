@@ -31,6 +31,7 @@ def small_context() -> Model:
     m.close()
 
 
+@pytest.mark.slow
 def test_cli_prompt_longer_than_the_context_exits_2(tmp_path: Path):
     # A child process: before the fix this aborted, and would have taken pytest with it.
     args = ["--schema", str(CURRENCY), "--prompt", LONG_PROMPT, "--n-ctx", "64"]
@@ -48,11 +49,13 @@ def test_cli_prompt_longer_than_the_context_exits_2(tmp_path: Path):
     assert "GGML_ASSERT" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_batch_is_never_larger_than_the_context_asked_for(small_context: Model):
     assert small_context.n_ctx == 64
     assert small_context.n_batch <= small_context.n_ctx
 
 
+@pytest.mark.slow
 def test_prompt_longer_than_the_context_raises_before_llama_cpp(small_context: Model, currency):
     _, compiled = currency
     assert len(small_context.tokenize(LONG_PROMPT)) > small_context.n_ctx
@@ -60,6 +63,7 @@ def test_prompt_longer_than_the_context_raises_before_llama_cpp(small_context: M
         run_to_end(small_context, compiled, LONG_PROMPT, GenerationSettings(max_tokens=4))
 
 
+@pytest.mark.slow
 def test_small_context_still_runs_a_prompt_that_fits(small_context: Model, currency):
     _, compiled = currency
     settings = GenerationSettings(max_tokens=4, temperature=0.0)
@@ -67,6 +71,7 @@ def test_small_context_still_runs_a_prompt_that_fits(small_context: Model, curre
     assert result.n_tokens == 4
 
 
+@pytest.mark.slow
 def test_prompt_longer_than_a_batch_runs_in_batches(model: Model, currency):
     _, compiled = currency
     prompt = "Amount due in euros. " * 130 + "JSON:"  # more tokens than one batch of 512
