@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from engine.errors import MaskscopeError
+from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
 from engine.model_options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
 from engine.settings import (
@@ -26,7 +27,7 @@ from engine.settings import (
 if TYPE_CHECKING:  # engine.model loads llama.cpp, which waits until the build is proven
     from engine.model import ModelInfo
 
-EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_BROKEN_BUILD = 0, 1, 2, 3
 
 
 def _read_text(path: str, what: str) -> str:
@@ -74,6 +75,8 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    # A build that crashes would take this process with it, and say nothing: prove it first.
+    ensure_build_runs(Path(args.model).expanduser() if args.model else None)
     from engine.decode import generate
     from engine.grammar import compile_schema
     from engine.model import Model
@@ -230,17 +233,30 @@ def print_result(result: RunResult, out: TextIO) -> None:
 
 
 def _add_setup(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("setup", help="put the default model in place (and verify it)")
+    p = sub.add_parser(
+        "setup", help="put the default model in place and prove the llama.cpp build runs here"
+    )
+    p.add_argument(
+        "--recheck", action="store_true", help="run the build check again, ignoring its verdict"
+    )
     p.set_defaults(func=cmd_setup)
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
-    from engine.model import gpu_offload_supported
+    from engine.llama_build.verdict import installed_flags
     from engine.paths import DEFAULT_MODEL_LABEL, default_model_path
 
     path = default_model_path(verify=True)
+    print(f"default model: {DEFAULT_MODEL_LABEL} at {path}")
+    flags = installed_flags()
+    origin = flags.name if flags else "not installed by Maskscope: its flags are unknown"
+    verdict = ensure_build_runs(path, use_cache=not args.recheck)
+    compiled = verdict.compiled or "no listed CPU features"
+    print(f"llama.cpp build ({origin}): ran the model in a check process; compiled for {compiled}")
+    from engine.model import gpu_offload_supported  # only once the build is proven
+
     gpu = "yes" if gpu_offload_supported() else "no (CPU build)"
-    print(f"default model: {DEFAULT_MODEL_LABEL} at {path}\nGPU offload in this build: {gpu}")
+    print(f"GPU offload in this build: {gpu}")
     return 0
 
 
@@ -316,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
         args.gui_argv = raw[1:] if raw[:1] == ["gui"] else raw
     try:
         return args.func(args)
+    except BrokenBuildError as exc:
+        print(f"maskscope: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_BROKEN_BUILD
     except MaskscopeError as exc:
         kind = "" if type(exc) is MaskscopeError else f"{exc.kind}: "
         print(f"maskscope: {kind}{exc}", file=sys.stderr)
