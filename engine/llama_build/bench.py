@@ -22,7 +22,7 @@ from pathlib import Path
 from engine.llama_build.dispatch import chosen_variant, score_variants
 from engine.llama_build.flags import CANDIDATES, PORTABLE, BuildFlags
 from engine.llama_build.instructions import amx_instruction_count
-from engine.llama_build.verdict import compiled_features
+from engine.llama_build.verdict import compiled_features, signal_name
 from engine.llama_build.wheels import build_wheel, cached_wheel, wheel_dir
 
 _PROMPT = "Extract the currency from this invoice: Total due 1,250.00 EUR by 3 March."
@@ -100,7 +100,7 @@ def table(candidates: list[BuildFlags], results: dict[str, dict]) -> str:
     for c in candidates:
         r = results[c.name]
         if "returncode" in r or not r["forward_ms"]:
-            how = f"crashed (exit {r.get('returncode')})"
+            how = f"died on {signal_name(r['returncode'])}" if "returncode" in r else "no data"
             rows.append(f"| {c.name} | | {how} | | | | {r['amx_instructions']} |")
             continue
         fwd = sorted(r["forward_ms"])

@@ -160,7 +160,7 @@ def compiled_features(system_info: str) -> list[str]:
     return re.findall(r"([A-Z][A-Z0-9_]*) = 1", system_info)
 
 
-def _signal_name(returncode: int) -> str:
+def signal_name(returncode: int) -> str:
     try:
         sig = signal.Signals(-returncode)
     except ValueError:
@@ -181,7 +181,7 @@ def cpu_summary(cpu_flags: list[str]) -> str:
 
 def crash_message(returncode: int | None, compiled: list[str]) -> str:
     """Three lines: what happened, the features involved, the fix."""
-    how = "hung and was stopped" if returncode is None else f"died on {_signal_name(returncode)}"
+    how = "hung and was stopped" if returncode is None else f"died on {signal_name(returncode)}"
     _, cpu_flags = cpu_description()
     built = ", ".join(f for f in compiled if f not in ("LLAMAFILE", "OPENMP", "REPACK"))
     built = built or "unknown (it died while loading)"
