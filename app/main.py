@@ -20,6 +20,7 @@ from engine.cli import (
     add_gui_arguments,
 )
 from engine.errors import MaskscopeError
+from engine.examples import load_example
 from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
 
 SCREENSHOT_DELAY_MS = 300  # lets the last chart redraw and the layout settle first
@@ -66,6 +67,8 @@ def main_gui(args: argparse.Namespace) -> int:
     app.setApplicationName("Maskscope")
     app.setOrganizationName("Maskscope")
     window = MainWindow()
+    if args.example:
+        window.load_example(load_example(args.example))
     opened = (not args.schema or window.open_schema(_absolute(args.schema))) and (
         not args.prompt_file or window.open_prompt(args.prompt_file)
     )
@@ -73,7 +76,7 @@ def main_gui(args: argparse.Namespace) -> int:
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)
         window.close()  # ends the worker thread before Python tears Qt down
         return EXIT_BAD_INPUT
-    if args.schema or args.prompt_file:
+    if args.schema or args.example or args.prompt_file:
         window.keep_saved_draft()
     if args.model:  # stored once it loads, so it must not depend on this folder
         window.settings_panel.set_model_path(_absolute(args.model))

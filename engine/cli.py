@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from engine.errors import MaskscopeError
+from engine.examples import EXAMPLE_ORDER, Example, load_example
 from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
 from engine.model_options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
@@ -41,19 +43,24 @@ def _read_text(path: str, what: str) -> str:
 
 def _add_generate(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="run one constrained generation and print every step")
-    p.add_argument("--schema", required=True, metavar="FILE", help="JSON Schema file")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--prompt", help="prompt text")
+    schema = p.add_mutually_exclusive_group(required=True)
+    schema.add_argument("--schema", metavar="FILE", help="JSON Schema file")
+    schema.add_argument(
+        "--example", choices=EXAMPLE_ORDER, help="a bundled example: its schema, prompt, settings"
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--prompt", help="prompt text (required with --schema)")
     src.add_argument("--prompt-file", metavar="FILE", help="file holding the prompt")
     add_model_arguments(p)
-    defaults = GenerationSettings()
-    p.add_argument("--max-tokens", type=MAX_TOKENS, default=defaults.max_tokens)
+    # No defaults here: a value left out comes from the example, else from GenerationSettings.
+    d = GenerationSettings()
+    p.add_argument("--max-tokens", type=MAX_TOKENS, help=f"default {d.max_tokens}")
     p.add_argument(
-        "--temperature", type=TEMPERATURE, default=defaults.temperature, help="0 means greedy"
+        "--temperature", type=TEMPERATURE, help=f"0 means greedy (default {d.temperature})"
     )
-    p.add_argument("--seed", type=SEED, default=defaults.seed)
-    p.add_argument("--top-k", type=TOP_K, default=defaults.top_k, help="candidates shown per step")
-    p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
+    p.add_argument("--seed", type=SEED, help=f"default {d.seed}")
+    p.add_argument("--top-k", type=TOP_K, help=f"candidates shown per step (default {d.top_k})")
+    p.add_argument("--backend", choices=BACKENDS, help=f"default {DEFAULT_BACKEND}")
     p.add_argument(
         "--exact-mask",
         action="store_true",
@@ -81,21 +88,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from engine.grammar import compile_schema
     from engine.model import Model
 
-    schema_text = _read_text(args.schema, "schema")
-    prompt = args.prompt if args.prompt is not None else _read_text(args.prompt_file, "prompt")
+    example = load_example(args.example) if args.example else None
+    schema_text = example.schema_text if example else _read_text(args.schema, "schema")
+    prompt = _prompt(args, example)
     compiled = compile_schema(schema_text)
     for gap in compiled.unenforced:
         print(f"maskscope: warning: {gap}", file=sys.stderr)
-    settings = GenerationSettings(
-        max_tokens=args.max_tokens,
-        temperature=args.temperature,
-        seed=args.seed,
-        top_k=args.top_k,
-        backend=args.backend,
-        exact_mask=args.exact_mask,
-        cross_check=args.cross_check,
-        chat_template=args.chat_template,
-    )
+    settings = generation_settings(args, example)
     model = Model.load(model_settings(args))
     out = sys.stdout
     header = "" if args.jsonl else _run_header(model.info, settings)
@@ -122,6 +121,28 @@ def cmd_generate(args: argparse.Namespace) -> int:
             print(header, file=out)
         print_result(result, out)
     return EXIT_VALID if result.valid else EXIT_INVALID
+
+
+def _prompt(args: argparse.Namespace, example: Example | None) -> str:
+    if args.prompt is not None:
+        return args.prompt
+    if args.prompt_file is not None:
+        return _read_text(args.prompt_file, "prompt")
+    if example is None:
+        raise MaskscopeError("--schema needs --prompt or --prompt-file")
+    return example.prompt
+
+
+def generation_settings(args: argparse.Namespace, example: Example | None) -> GenerationSettings:
+    """The options given, over the example's own settings, over the defaults."""
+    base = example.settings(GenerationSettings()) if example else GenerationSettings()
+    given = {
+        name: getattr(args, name)
+        for name in ("max_tokens", "temperature", "seed", "top_k", "backend")
+        if getattr(args, name) is not None
+    }
+    flags = {f: True for f in ("exact_mask", "cross_check", "chat_template") if getattr(args, f)}
+    return dataclasses.replace(base, **given, **flags)
 
 
 def step_json(record: StepRecord) -> dict:
@@ -262,7 +283,11 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 def add_gui_arguments(p: argparse.ArgumentParser) -> None:
     """The window's options; app/main.py parses them with this same function."""
-    p.add_argument("--schema", metavar="FILE", help="JSON Schema file to open")
+    schema = p.add_mutually_exclusive_group()
+    schema.add_argument("--schema", metavar="FILE", help="JSON Schema file to open")
+    schema.add_argument(
+        "--example", choices=EXAMPLE_ORDER, help="open a bundled example, with its settings"
+    )
     p.add_argument("--prompt-file", metavar="FILE", help="text file to use as the prompt")
     p.add_argument("--model", metavar="GGUF", help="GGUF model file (default: Gemma 3 270M)")
     p.add_argument("--autorun", action="store_true", help="start a run once the window shows")

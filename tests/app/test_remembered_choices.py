@@ -56,3 +56,15 @@ def test_model_file_that_failed_to_load_is_not_remembered(
     assert window.last_error[0] == "model"
     window.close()
     assert store.model_settings().path is None  # still the default model, which loaded
+
+
+@pytest.mark.slow
+def test_an_example_from_the_command_line_runs_with_its_settings_and_keeps_the_draft(
+    tmp_path: Path,
+) -> None:
+    store = settings_of(tmp_path)
+    store.set_draft('{"title": "my unsaved draft"}', "my prompt", None)
+    store.sync()
+    proc = run_gui(tmp_path, "--example", "currency", *AUTORUN)
+    assert proc.returncode == 0, proc.stderr[-2000:]  # the currency example validates
+    assert settings_of(tmp_path).draft() == ('{"title": "my unsaved draft"}', "my prompt", None)
