@@ -2,29 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from gui_process import EXAMPLES, run_gui
 from PySide6.QtGui import QImage
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "resources" / "examples"
-
-
-def run_gui(tmp_path: Path, *args: str, timeout: int = 60) -> subprocess.CompletedProcess:
-    """python -m app.main with its own settings folder, so the user's are never touched."""
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
-    return subprocess.run(
-        [sys.executable, "-m", "app.main", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 @pytest.mark.slow

@@ -17,13 +17,7 @@ from engine.schema import parse_json_text
 from engine.settings import GenerationSettings
 from engine.validate import parse_output
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
-CURRENCY = [
-    "--schema",
-    str(EXAMPLES / "currency.schema.json"),
-    "--prompt-file",
-    str(EXAMPLES / "currency.prompt.txt"),
-]
+CURRENCY = ["--example", "currency"]
 
 
 def test_unterminated_string_says_where_once():
