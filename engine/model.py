@@ -115,7 +115,7 @@ class Model:
         with native_log.capture() as captured:
             model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
         if not model:
-            reason = _last_line(captured.errors) or "llama.cpp could not read it"
+            reason = _root_cause(captured.errors) or "llama.cpp could not read it"
             raise ModelLoadError(f"cannot load model {path}: {reason}")
         self._model = model
 
@@ -133,7 +133,7 @@ class Model:
             ctx = llama_cpp.llama_init_from_model(model, cparams)
         if not ctx:
             self.close()  # frees the model and forgets it, so __del__ cannot free it again
-            reason = _last_line(captured.errors) or "context creation failed"
+            reason = _root_cause(captured.errors) or "context creation failed"
             raise ModelLoadError(f"cannot create a context for {path}: {reason}")
         self._ctx = ctx
         self._mem = llama_cpp.llama_get_memory(ctx)
@@ -307,6 +307,8 @@ def _piece(vocab: llama_cpp.llama_vocab_p, buf: ctypes.Array, token: int) -> byt
     return buf.raw[:n]
 
 
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
+def _root_cause(text: str) -> str:
+    """llama.cpp logs a failure from the inside out: the first error line says what went
+    wrong ("insufficient memory (attempted to allocate 3072.00 MB)"), the last only that
+    loading failed."""
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "")

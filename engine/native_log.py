@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import llama_cpp
 
-_LEVEL_ERROR = 3
+_LEVEL_ERROR = 4  # ggml_log_level: 3 is GGML_LOG_LEVEL_WARN, 4 GGML_LOG_LEVEL_ERROR
 _listeners: list[list[tuple[int, str]]] = []  # one list per open capture() block
 _fd_lock = threading.Lock()
 _verbose = bool(os.environ.get("MASKSCOPE_VERBOSE"))

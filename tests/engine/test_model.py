@@ -44,8 +44,10 @@ def test_truncated_gguf_fails_cleanly(model: Model, tmp_path: Path):
     cut = tmp_path / "cut.gguf"
     with open(model.path, "rb") as src:
         cut.write_bytes(src.read(4 * 1024 * 1024))
-    with pytest.raises(ModelLoadError, match=r"cannot load model .*cut\.gguf"):
+    with pytest.raises(ModelLoadError, match=r"cannot load model .*cut\.gguf") as caught:
         Model.load(ModelSettings(path=str(cut)))
+    # llama.cpp's own first error (what it failed to read), not a generic "failed to load"
+    assert "failed to read" in str(caught.value), caught.value
 
 
 def test_tokens_round_trip_and_read_clearly(model: Model):
