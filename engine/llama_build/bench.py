@@ -60,7 +60,8 @@ def child(steps: int) -> int:
 
 
 def _run_child(site: Path, steps: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.getcwd()]))
+    path = [str(site), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
     cmd = [sys.executable, "-m", "engine.llama_build.bench", "--child", str(steps)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     if proc.returncode != 0:
@@ -105,15 +106,12 @@ def table(candidates: list[BuildFlags], results: dict[str, dict]) -> str:
             continue
         fwd = sorted(r["forward_ms"])
         p50, p90 = statistics.median(fwd), fwd[int(0.9 * (len(fwd) - 1))]
-        feats = " ".join(f for f in compiled_features(r["system_info"]) if f not in _NOISE)
+        feats = " ".join(compiled_features(r["system_info"]))
         rows.append(
             f"| {c.name} | {feats} | {p50:.2f} | {p90:.2f} | {p50 / base_p50:.2f}× | "
             f"{statistics.median(r['prompt_ms']):.1f} | {r['amx_instructions']} |"
         )
     return "\n".join(rows)
-
-
-_NOISE = ("SSE3", "SSSE3", "LLAMAFILE", "OPENMP", "REPACK")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import re
 import signal
 import subprocess
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from engine.errors import MaskscopeError
 from engine.llama_build.flags import BuildFlags
-from engine.paths import cache_dir
+from engine.paths import cache_dir, default_model_path
 
 REBUILD_COMMAND = "make rebuild-llama"
 PROBE_TIMEOUT_S = 300
@@ -30,6 +31,7 @@ _BUILD_FILE = "maskscope-build.json"
 _VERDICT_FILE = "maskscope-verdicts.json"
 _VERDICTS_KEPT = 8
 # Beside AMX and AVX-512, the CPU flags worth naming when a build dies.
+_NOT_INSTRUCTIONS = ("LLAMAFILE", "OPENMP", "REPACK")
 _NAMED_FLAGS = (("avx_vnni", "AVX-VNNI"), ("avx2", "AVX2"), ("fma", "FMA"), ("f16c", "F16C"))
 
 
@@ -86,8 +88,6 @@ def cpu_description() -> tuple[str, list[str]]:
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        import platform
-
         return platform.processor() or platform.machine(), []
     name = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
     flags = re.search(r"^(?:flags|Features)\s*:\s*(.*)$", text, re.M)
@@ -126,8 +126,7 @@ def _read_verdicts(path: Path) -> dict[str, dict]:
     return data if isinstance(data, dict) else {}
 
 
-def cached_verdict(key: str | None = None) -> Verdict | None:
-    key = key or fingerprint()
+def cached_verdict(key: str) -> Verdict | None:
     for path in _verdict_paths():
         found = _read_verdicts(path).get(key)
         if isinstance(found, dict):
@@ -156,8 +155,10 @@ def _store(verdict: Verdict) -> None:
 
 
 def compiled_features(system_info: str) -> list[str]:
-    """The CPU features llama.cpp says it was compiled with ("AVX2 = 1 | AMX_INT8 = 1 ...")."""
-    return re.findall(r"([A-Z][A-Z0-9_]*) = 1", system_info)
+    """The instruction sets llama.cpp says it was compiled with ("AVX2 = 1 | AMX_INT8 = 1 ..."),
+    without its other build options (LLAMAFILE, OPENMP, REPACK)."""
+    found = re.findall(r"([A-Z][A-Z0-9_]*) = 1", system_info)
+    return [f for f in found if f not in _NOT_INSTRUCTIONS]
 
 
 def signal_name(returncode: int) -> str:
@@ -183,8 +184,7 @@ def crash_message(returncode: int | None, compiled: list[str]) -> str:
     """Three lines: what happened, the features involved, the fix."""
     how = "hung and was stopped" if returncode is None else f"died on {signal_name(returncode)}"
     _, cpu_flags = cpu_description()
-    built = ", ".join(f for f in compiled if f not in ("LLAMAFILE", "OPENMP", "REPACK"))
-    built = built or "unknown (it died while loading)"
+    built = ", ".join(compiled) or "unknown (it died while loading)"
     vm = (
         " A virtual machine can report AMX and still fault on it."
         if "amx_tile" in cpu_flags
@@ -203,9 +203,9 @@ def _text(data: bytes | str | None) -> str:
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data or ""
 
 
-def run_probe(model_path: Path, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
-    """Run the model in a child process and judge the build by how that child ends."""
-    key = fingerprint()
+def run_probe(model_path: Path, key: str, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
+    """Run the model in a child process and judge the build (fingerprint `key`) by how that
+    child ends."""
     cmd = [sys.executable, "-m", "engine.llama_build.probe", str(model_path)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -232,11 +232,7 @@ def ensure_build_runs(model_path: Path | None = None, use_cache: bool = True) ->
     key = fingerprint()
     verdict = cached_verdict(key) if use_cache else None
     if verdict is None:
-        if model_path is None:
-            from engine.paths import default_model_path
-
-            model_path = default_model_path()
-        verdict = run_probe(model_path)
+        verdict = run_probe(model_path or default_model_path(), key)
         _store(verdict)
     if not verdict.ok:
         raise BrokenBuildError(verdict.message)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import platform
 import shutil
@@ -22,8 +21,6 @@ from pathlib import Path
 from engine.llama_build.flags import CANDIDATES, GPU_ARGS, LLAMA_CPP_VERSION, BuildFlags, chosen
 from engine.llama_build.verdict import installed_flags, write_installed_flags
 from engine.paths import cache_dir
-
-BUILD_INFO = "build.json"
 
 
 def wheel_dir(flags: BuildFlags) -> Path:
@@ -75,8 +72,6 @@ def build_wheel(flags: BuildFlags) -> Path:
         partial = target / f"{built.name}.partial"
         shutil.copy2(built, partial)
         os.replace(partial, target / built.name)
-    info = {"flags": flags.name, "cmake_args": list(flags.cmake_args), "machine": platform.node()}
-    (target / BUILD_INFO).write_text(json.dumps(info, indent=1), encoding="utf-8")
     return target / built.name
 
 

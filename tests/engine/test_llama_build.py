@@ -119,7 +119,7 @@ def test_pytest_ends_with_one_failure_and_a_summary(crashing_preload: Path) -> N
 def test_a_hung_check_is_reported_not_waited_for() -> None:
     from engine.paths import default_model_path
 
-    judged = verdict.run_probe(default_model_path(), timeout=0.05)
+    judged = verdict.run_probe(default_model_path(), verdict.fingerprint(), timeout=0.05)
     assert not judged.ok
     assert "hung" in judged.message and "make rebuild-llama" in judged.message
 
@@ -128,7 +128,7 @@ def test_a_model_problem_is_not_blamed_on_the_build(tmp_path: Path) -> None:
     not_gguf = tmp_path / "bogus.gguf"
     not_gguf.write_bytes(b"\xb7\x00 not a model")
     with pytest.raises(verdict.MaskscopeError) as caught:
-        verdict.run_probe(not_gguf)
+        verdict.run_probe(not_gguf, verdict.fingerprint())
     assert not isinstance(caught.value, verdict.BrokenBuildError)
     assert "not a GGUF" in str(caught.value)
 
