@@ -54,18 +54,21 @@ def test_llguidance_never_allows_what_llama_cpp_forbids(model, name):
             assert rec.disagreement.n_only_primary == 0, rec.disagreement
 
 
+# One object whose only key is forced after `{"`: the two backends allow different splits of it.
+FORCED_KEY = json.dumps(
+    {
+        "type": "object",
+        "properties": {"currency": {"enum": ["USD", "EUR"]}},
+        "required": ["currency"],
+        "additionalProperties": False,
+    }
+)
+
+
 def test_forced_text_is_canonical_only_for_llguidance(model):
     # After `{"`, the key `currency` is forced: llama.cpp allows any split of it ("c", "cur"),
     # llguidance only the tokenizer's own.
-    schema = json.dumps(
-        {
-            "type": "object",
-            "properties": {"currency": {"enum": ["USD", "EUR"]}},
-            "required": ["currency"],
-            "additionalProperties": False,
-        }
-    )
-    records = _cross_checked(model, schema, "JSON:", 8)
+    records = _cross_checked(model, FORCED_KEY, "JSON:", 8)
     splits = [c.text for r in records if r.disagreement for c in r.disagreement.only_secondary]
     assert any("currency".startswith(t) and t != "currency" for t in splits), splits
 
@@ -129,19 +132,11 @@ def test_cross_check_stops_when_llama_cpp_picks_what_llguidance_forbids(model):
     # llama.cpp as the primary allows any split of forced text; after `{"` the model prefers
     # `c` (0.53) to the canonical `currency` (0.39), which llguidance alone would allow. The
     # cross-check then cannot follow and stops; the run itself goes on to the end.
-    schema = json.dumps(
-        {
-            "type": "object",
-            "properties": {"currency": {"enum": ["USD", "EUR"]}},
-            "required": ["currency"],
-            "additionalProperties": False,
-        }
-    )
     records: list[StepRecord] = []
     settings = GenerationSettings(
         backend="llamacpp", cross_check=True, temperature=0.0, max_tokens=30
     )
-    result = run_to_end(model, compile_schema(schema), "JSON:", settings, records.append)
+    result = run_to_end(model, compile_schema(FORCED_KEY), "JSON:", settings, records.append)
     assert result.valid, result
     stopped = re.fullmatch(
         r"cross-check stopped at step (\d+): llguidance forbids the chosen token (.+)",
