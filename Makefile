@@ -60,6 +60,7 @@ sysdeps:
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 test-fast: setup
@@ -74,6 +75,7 @@ bench-cpu: setup
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/ruff format --check .
 
 format: $(STAMP)

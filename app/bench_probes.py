@@ -20,12 +20,12 @@ import numpy as np
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-from app.step_chart import StepChart
-from app.worker import RunController, RunRequest
+from app.chart.step_chart import StepChart
+from app.run.worker import RunController, RunRequest
 from engine.masking.llguidance import tokenizer_for
-from engine.model import Model
+from engine.model.llama import Model
 from engine.records import StepRecord
-from engine.runfile import step_from_json
+from engine.runs.saved import step_from_json
 from engine.settings import GenerationSettings, ModelSettings
 
 CHART_SIZE = (660, 820)  # about the chart pane of the default window
@@ -34,7 +34,7 @@ SETTLE_MS = 300
 
 
 class FixedModelCache:
-    """Stands in for app.worker.ModelCache, so the app's worker decodes with a loaded model."""
+    """Stands in for app.run.worker.ModelCache, so the app's worker decodes with a loaded model."""
 
     def __init__(self, model: Model) -> None:
         self._model = model

@@ -12,13 +12,13 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from engine.cli import (
+from engine.cli.base import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_BUILD,
     EXIT_INVALID,
     EXIT_VALID,
-    add_gui_arguments,
 )
+from engine.cli.gui import add_gui_arguments
 from engine.errors import MaskscopeError
 from engine.examples import load_example
 from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
@@ -126,7 +126,7 @@ def _absolute(path: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m app.main ARGS`, which `maskscope gui ARGS` runs; options from engine/cli.py."""
+    """`python -m app.main ARGS`, which `maskscope gui ARGS` runs (options: engine/cli/gui.py)."""
     parser = argparse.ArgumentParser(prog="maskscope gui", description="Open the Maskscope window.")
     add_gui_arguments(parser)
     return main_gui(parser.parse_args(argv))

@@ -1,7 +1,7 @@
 """The main window: composes the views, owns the actions, and routes worker signals.
 
 Layout, left to right: schema editor over prompt | step charts | settings over output.
-Nothing here touches the model; runs go through :class:`app.worker.RunController`.
+Nothing here touches the model; runs go through :class:`app.run.worker.RunController`.
 """
 
 from __future__ import annotations
@@ -22,20 +22,20 @@ from PySide6.QtWidgets import (
 )
 
 from app.banner import ErrorBanner
-from app.output_view import OutputView, verdict
-from app.prompt_pane import PromptPane
-from app.schema_editor import SchemaEditor
-from app.settings_panel import SettingsPanel
-from app.settings_store import SettingsStore
+from app.chart.step_chart import StepChart
+from app.run.output_view import OutputView, verdict
+from app.run.worker import ModelCache, RunController, RunRequest
+from app.settings.panel import SettingsPanel
+from app.settings.store import SettingsStore
 from app.status import StatusBar
-from app.step_chart import StepChart
-from app.worker import ModelCache, RunController, RunRequest
+from app.workbench.prompt_pane import PromptPane
+from app.workbench.schema_editor import SchemaEditor
 from engine.errors import GrammarError, MaskscopeError, SchemaInvalidError, SchemaSyntaxError
 from engine.examples import Example, examples
-from engine.model import ModelInfo
+from engine.model.llama import ModelInfo
 from engine.records import RunResult, StepRecord
-from engine.runfile import SavedRun, load_run, save_run
-from engine.schema import parse_schema
+from engine.runs.saved import SavedRun, load_run, save_run
+from engine.schema.parse import parse_schema
 from engine.settings import ModelSettings
 
 SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"

@@ -6,7 +6,7 @@ import time
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
-from engine.model import ModelInfo
+from engine.model.llama import ModelInfo
 
 
 class StatusBar(QStatusBar):

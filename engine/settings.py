@@ -8,6 +8,10 @@ from typing import Any
 
 BACKENDS = ("llguidance", "llamacpp")
 DEFAULT_BACKEND = "llguidance"
+# maskscope: Maskscope's own compiler; llamacpp: llama-cpp-python's converter; llguidance:
+# llguidance's own JSON Schema compiler, which only the llguidance backend can run.
+COMPILERS = ("maskscope", "llamacpp", "llguidance")
+DEFAULT_COMPILER = "llamacpp"
 
 
 @dataclass(frozen=True, slots=True)

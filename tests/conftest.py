@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
 @pytest.fixture(scope="session")
 def model():
     """The real default model (Gemma 3 270M, Q4_K_M), loaded once."""
-    from engine.model import Model
+    from engine.model.llama import Model
 
     m = Model.load()
     yield m
@@ -64,7 +64,7 @@ def model():
 
 def _example(name: str):
     from engine.examples import load_example
-    from engine.grammar import compile_schema
+    from engine.grammar.compile import compile_schema
 
     ex = load_example(name)
     return ex, compile_schema(ex.schema_text)

@@ -41,7 +41,7 @@ def unpacked(flags: BuildFlags) -> Path:
 def child(steps: int) -> int:
     import llama_cpp
 
-    from engine.model import Model
+    from engine.model.llama import Model
 
     model = Model.load()
     tokens = model.tokenize(_PROMPT)

@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
     print(json.dumps({"system_info": info}), flush=True)
 
     from engine.errors import MaskscopeError
-    from engine.model import Model
+    from engine.model.llama import Model
     from engine.settings import ModelSettings
 
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from engine.errors import MaskscopeError
 from engine.llama_build.flags import BuildFlags
-from engine.paths import cache_dir, default_model_path
+from engine.model.paths import cache_dir, default_model_path
 
 REBUILD_COMMAND = "make rebuild-llama"
 PROBE_TIMEOUT_S = 300

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from engine.llama_build.flags import CANDIDATES, GPU_ARGS, LLAMA_CPP_VERSION, BuildFlags, chosen
 from engine.llama_build.verdict import installed_flags, write_installed_flags
-from engine.paths import cache_dir
+from engine.model.paths import cache_dir
 
 
 def wheel_dir(flags: BuildFlags) -> Path:

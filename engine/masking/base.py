@@ -10,8 +10,8 @@ from engine.errors import GrammarError
 from engine.settings import BACKENDS
 
 if TYPE_CHECKING:
-    from engine.grammar import CompiledSchema
-    from engine.model import Model
+    from engine.grammar.compile import CompiledSchema
+    from engine.model.llama import Model
 
 
 class MaskBackend(Protocol):

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 import llama_cpp
 import numpy as np
 
-from engine import native_log
 from engine.errors import GrammarError
-from engine.grammar import ROOT
+from engine.grammar.parser_check import ROOT
+from engine.model import native_log
 
 if TYPE_CHECKING:
-    from engine.grammar import CompiledSchema
-    from engine.model import Model
+    from engine.grammar.compile import CompiledSchema
+    from engine.model.llama import Model
 
 # Same layout as llama_token_data {int32 id; float logit; float p}, so NumPy can fill it.
 _TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])

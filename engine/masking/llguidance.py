@@ -16,11 +16,11 @@ from llguidance.gbnf_to_lark import gbnf_to_lark as _llg_gbnf_to_lark
 from llguidance.numpy import allocate_token_bitmask, fill_next_token_bitmask
 
 from engine.errors import GrammarError
-from engine.gbnf_rewrite import distinct_lark_names
+from engine.grammar.rewrite import distinct_lark_names
 
 if TYPE_CHECKING:
-    from engine.grammar import CompiledSchema
-    from engine.model import Model
+    from engine.grammar.compile import CompiledSchema
+    from engine.model.llama import Model
 
 _tokenizers: weakref.WeakKeyDictionary[Model, llguidance.LLTokenizer] = weakref.WeakKeyDictionary()
 _tokenizer_lock = threading.Lock()

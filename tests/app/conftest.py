@@ -16,8 +16,8 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from app.main_window import MainWindow
-from app.settings_store import SettingsStore
-from app.worker import ModelCache
+from app.run.worker import ModelCache
+from app.settings.store import SettingsStore
 from engine.examples import Example, load_example
 from engine.settings import GenerationSettings
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from app.settings_store import SettingsStore
+from app.settings.store import SettingsStore
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"

@@ -9,8 +9,8 @@ import pytest
 from gui_process import AUTORUN, EXAMPLES, run_gui, settings_of
 
 from app.main_window import MainWindow
-from app.settings_store import SettingsStore
-from engine.paths import default_model_path
+from app.settings.store import SettingsStore
+from engine.model.paths import default_model_path
 from engine.settings import ModelSettings
 
 RUN_TIMEOUT_MS = 120_000

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from app.settings_panel import SettingsPanel
+from app.settings.panel import SettingsPanel
 from engine.settings import MAX_TOKENS, N_GPU_LAYERS, SEED, TEMPERATURE, TOP_K, Range
 
 WIDGETS = [

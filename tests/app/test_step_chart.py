@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.step_chart import MIN_MASS_STEPS, StepChart, mass_plot_span
+from app.chart.step_chart import MIN_MASS_STEPS, StepChart, mass_plot_span
 from engine.records import Candidate, StepRecord
 
 

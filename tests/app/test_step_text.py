@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.step_text import MIN_LINES, StepText
+from app.chart.step_text import MIN_LINES, StepText
 
 
 class _LayoutRequests(QObject):

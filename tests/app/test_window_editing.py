@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.main_window import MainWindow
-from app.settings_store import SettingsStore
+from app.settings.store import SettingsStore
 from engine.examples import load_example
 from engine.settings import GenerationSettings, ModelSettings
 

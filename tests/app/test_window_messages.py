@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QAccessible
 
+from app.chart.step_chart import _describe
 from app.main_window import MainWindow
-from app.step_chart import _describe
 from engine.records import Candidate, StepRecord
 
 RUN_TIMEOUT_MS = 120_000

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import app.worker
+import app.run.worker
 from app.main_window import MainWindow
 from engine.records import FinishReason
 from engine.settings import ModelSettings
@@ -22,7 +22,7 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     """No input makes the real engine raise anything but a MaskscopeError (that would be a
     bug, and fixed), so this one stand-in is needed: the worker's compile_schema raises
     a RuntimeError on its first call and is the real one afterwards."""
-    real: Callable[[str], Any] = app.worker.compile_schema
+    real: Callable[[str], Any] = app.run.worker.compile_schema
     calls: list[str] = []
 
     def buggy_once(text: str) -> Any:
@@ -31,7 +31,7 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
             raise RuntimeError("an engine bug")
         return real(text)
 
-    monkeypatch.setattr(app.worker, "compile_schema", buggy_once)
+    monkeypatch.setattr(app.run.worker, "compile_schema", buggy_once)
     use_example(window, "currency", max_tokens=40)
     run_to_end(window)
     assert window.last_result is None

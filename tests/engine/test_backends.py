@@ -14,9 +14,9 @@ import re
 import numpy as np
 import pytest
 
-from engine.decode import run_to_end
+from engine.decode.loop import run_to_end
 from engine.examples import load_example
-from engine.grammar import compile_schema
+from engine.grammar.compile import compile_schema
 from engine.masking import make_backend
 from engine.records import StepRecord
 from engine.settings import GenerationSettings

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from engine.bench import (
+from engine.bench.measure import (
     BackendSamples,
     Samples,
     add_bench_arguments,

@@ -9,12 +9,12 @@ from collections import Counter
 
 import pytest
 
-import engine.decode
-from engine.decode import run_to_end
+import engine.decode.loop
+from engine.decode.loop import run_to_end
 from engine.errors import MaskscopeError
-from engine.grammar import CompiledSchema
+from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend
-from engine.model import Model
+from engine.model.llama import Model
 from engine.settings import GenerationSettings
 
 
@@ -25,7 +25,7 @@ def _record_backends(monkeypatch: pytest.MonkeyPatch) -> Counter[MaskBackend]:
     the backends are the real ones, only their close() is counted on the way through.
     """
     closes: Counter[MaskBackend] = Counter()
-    real_make = engine.decode.make_backend
+    real_make = engine.decode.loop.make_backend
 
     def make(name: str, model: Model, compiled: CompiledSchema) -> MaskBackend:
         backend = real_make(name, model, compiled)
@@ -39,7 +39,7 @@ def _record_backends(monkeypatch: pytest.MonkeyPatch) -> Counter[MaskBackend]:
         backend.close = close  # type: ignore[method-assign]
         return backend
 
-    monkeypatch.setattr(engine.decode, "make_backend", make)
+    monkeypatch.setattr(engine.decode.loop, "make_backend", make)
     return closes
 
 
@@ -80,7 +80,7 @@ from pathlib import Path
 import llama_cpp
 
 from engine.errors import ModelLoadError
-from engine.model import Model
+from engine.model.llama import Model
 from engine.settings import N_CTX, ModelSettings
 
 frees = Counter()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 CURRENCY = [

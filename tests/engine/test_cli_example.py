@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from engine.cli import build_parser, generation_settings, main
+from engine.cli.generate import generation_settings
+from engine.cli.main import build_parser, main
 from engine.examples import load_example
 from engine.settings import GenerationSettings
 

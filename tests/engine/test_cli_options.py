@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cli import main
+from engine.cli.main import main
 
 BASE = ["generate", "--schema", "unused.json", "--prompt", "x"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.coverage import unenforced_keywords
-from engine.grammar import compile_schema
+from engine.grammar.compile import compile_schema
+from engine.grammar.llamacpp_coverage import unenforced_keywords
 
 
 def _gaps(schema) -> set[tuple[str, str]]:

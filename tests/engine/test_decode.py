@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.decode import generate, run_to_end
-from engine.grammar import compile_schema
+from engine.decode.loop import generate, run_to_end
+from engine.grammar.compile import compile_schema
 from engine.records import FinishReason, StepRecord
 from engine.settings import GenerationSettings
 
@@ -194,7 +194,7 @@ def test_invoice_example_validates_with_enough_tokens(model):
 def spare_model():
     """The default model on one llama.cpp thread, leaving a core spare: the path a GPU
     takes, where the next mask and this step's record are made during the forward pass."""
-    from engine.model import Model
+    from engine.model.llama import Model
     from engine.settings import ModelSettings
 
     m = Model.load(ModelSettings(n_threads=1))
@@ -263,7 +263,7 @@ def test_drawn_ahead_run_stops_cleanly_mid_run(spare_model, person):
 @pytest.mark.slow
 @pytest.mark.parametrize("n_threads", [None, 1], ids=["all-cores", "spare-core"])
 def test_a_full_context_ends_the_run_with_every_step_recorded(n_threads):
-    from engine.model import Model
+    from engine.model.llama import Model
     from engine.settings import ModelSettings
 
     # llama.cpp's smallest context, 256 tokens, and a string that cannot close before it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.distribution import Distribution
+from engine.decode.distribution import Distribution
 
 
 def _dist(logits: list[float], temperature: float = 1.0) -> Distribution:

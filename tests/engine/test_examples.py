@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.decode import run_to_end
+from engine.decode.loop import run_to_end
 from engine.examples import EXAMPLE_ORDER, load_example
-from engine.grammar import compile_schema
+from engine.grammar.compile import compile_schema
 from engine.records import FinishReason
 from engine.settings import GenerationSettings
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.decode import run_to_end
-from engine.grammar import compile_schema
-from engine.model import Model
+from engine.decode.loop import run_to_end
+from engine.grammar.compile import compile_schema
+from engine.model.llama import Model
 from engine.records import FinishReason, StepRecord
 from engine.settings import GenerationSettings
 

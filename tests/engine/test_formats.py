@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode import run_to_end
-from engine.grammar import compile_schema
+from engine.decode.loop import run_to_end
+from engine.grammar.compile import compile_schema
+from engine.schema.validate import unchecked_formats, validation_issues
 from engine.settings import GenerationSettings
-from engine.validate import unchecked_formats, validation_issues
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def test_format_whose_library_is_missing_is_named_in_the_result(tmp_path: Path):
         "import sys\n"
         "for name in ('rfc3987', 'rfc3986_validator'):\n"
         "    sys.modules[name] = None\n"
-        "from engine.cli import main\n"
+        "from engine.cli.main import main\n"
         f"sys.exit(main(['generate', '--schema', {str(schema)!r}, '--prompt', 'A link: ',"
         " '--jsonl', '--temperature', '0']))\n"
     )

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.decode import run_to_end
-from engine.gbnf_rewrite import distinct_lark_names, fold_bounded_repeats
-from engine.grammar import compile_schema
+from engine.decode.loop import run_to_end
+from engine.grammar.compile import compile_schema
+from engine.grammar.rewrite import distinct_lark_names, fold_bounded_repeats
 from engine.masking import make_backend
 from engine.masking.llguidance import gbnf_to_lark
 from engine.settings import GenerationSettings

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.grammar import compile_schema
+from engine.grammar.compile import compile_schema
 from engine.masking import MaskBackend, make_backend
-from engine.model import Model
+from engine.model.llama import Model
 
 BACKENDS = ["llguidance", "llamacpp"]
 # (schema, text it allows, text it refuses, index of the character refused)

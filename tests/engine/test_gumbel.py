@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.gumbel import GumbelSampler
+from engine.decode.gumbel import GumbelSampler
 
 
 def _frequencies(sampler: GumbelSampler, z: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.cli import main
-from engine.decode import run_to_end
-from engine.grammar import compile_schema
-from engine.model import Model
+from engine.cli.main import main
+from engine.decode.loop import run_to_end
+from engine.grammar.compile import compile_schema
+from engine.model.llama import Model
 from engine.records import StepRecord
 from engine.settings import GenerationSettings
 

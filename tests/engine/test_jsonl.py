@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.tokens import readable_piece
+from engine.cli.main import main
+from engine.model.tokens import readable_piece
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"
 

@@ -65,7 +65,7 @@ def _assert_names_the_crash(message: str) -> None:
 
 @pytest.mark.slow  # a child process loads the model
 def test_setup_fails_with_the_signal_the_features_and_the_fix(crashing_preload: Path) -> None:
-    proc = _run(["-m", "engine.cli", "setup"], crashing_preload)
+    proc = _run(["-m", "engine.cli.main", "setup"], crashing_preload)
     assert proc.returncode == 3, proc.stderr
     _assert_names_the_crash(proc.stderr)
     assert "ran the model" not in proc.stdout  # never reports success
@@ -90,7 +90,7 @@ def test_the_verdict_is_cached_per_build(crashing_preload: Path) -> None:
 
 @pytest.mark.slow  # a child process loads the model
 def test_generate_reports_the_broken_build_before_any_output(crashing_preload: Path) -> None:
-    args = ["-m", "engine.cli", "generate", "--schema", str(CURRENCY), "--prompt", "x"]
+    args = ["-m", "engine.cli.main", "generate", "--schema", str(CURRENCY), "--prompt", "x"]
     proc = _run(args, crashing_preload)
     assert proc.returncode == 3, proc.stderr
     _assert_names_the_crash(proc.stderr)
@@ -117,7 +117,7 @@ def test_pytest_ends_with_one_failure_and_a_summary(crashing_preload: Path) -> N
 
 
 def test_a_hung_check_is_reported_not_waited_for() -> None:
-    from engine.paths import default_model_path
+    from engine.model.paths import default_model_path
 
     judged = verdict.run_probe(default_model_path(), verdict.fingerprint(), timeout=0.05)
     assert not judged.ok

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode import run_to_end
+from engine.decode.loop import run_to_end
 from engine.errors import GrammarError
-from engine.grammar import compile_schema
+from engine.grammar.compile import compile_schema
+from engine.schema.validate import validation_issues
 from engine.settings import GenerationSettings
-from engine.validate import validation_issues
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "maskbench"
 ENFORCED = [

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.decode import run_to_end
+from engine.cli.main import main
+from engine.decode.loop import run_to_end
 from engine.errors import GrammarError, ModelLoadError, SchemaSyntaxError
-from engine.grammar import compile_schema
-from engine.model import check_gguf_file
-from engine.schema import parse_json_text
+from engine.grammar.compile import compile_schema
+from engine.model.llama import check_gguf_file
+from engine.schema.parse import parse_json_text
+from engine.schema.validate import parse_output
 from engine.settings import GenerationSettings
-from engine.validate import parse_output
 
 CURRENCY = ["--example", "currency"]
 

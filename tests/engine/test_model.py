@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ModelLoadError
-from engine.model import Model
+from engine.model.llama import Model
 from engine.settings import ModelSettings
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from engine.decode import run_to_end
+from engine.decode.loop import run_to_end
 from engine.errors import MaskscopeError
-from engine.runfile import SavedRun, load_run, save_run
+from engine.runs.saved import SavedRun, load_run, save_run
 from engine.settings import GenerationSettings
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import GrammarError, SchemaInvalidError, SchemaSyntaxError
-from engine.grammar import check_gbnf, compile_schema, schema_to_gbnf
-from engine.schema import parse_schema
+from engine.grammar.compile import compile_schema
+from engine.grammar.llamacpp_converter import schema_to_gbnf
+from engine.grammar.parser_check import check_gbnf
+from engine.schema.parse import parse_schema
 
 
 def test_json_syntax_error_reports_line_and_column():

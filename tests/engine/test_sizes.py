@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode import run_to_end
+from engine.decode.loop import run_to_end
 from engine.errors import PromptError
-from engine.model import Model
+from engine.model.llama import Model
 from engine.records import FinishReason
 from engine.settings import GenerationSettings, ModelSettings
 
@@ -36,7 +36,7 @@ def test_cli_prompt_longer_than_the_context_exits_2(tmp_path: Path):
     # A child process: before the fix this aborted, and would have taken pytest with it.
     args = ["--schema", str(CURRENCY), "--prompt", LONG_PROMPT, "--n-ctx", "64"]
     proc = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "generate", *args],
+        [sys.executable, "-m", "engine.cli.main", "generate", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-from engine.tokens import readable_piece
+from engine.model.tokens import readable_piece
 
 
 def test_whitespace_and_control_bytes_are_visible():

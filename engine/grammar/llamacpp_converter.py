@@ -1,38 +1,21 @@
-"""Schema -> GBNF with llama.cpp's converter, checked by llama.cpp's own grammar parser."""
+"""llama-cpp-python's JSON-Schema converter, with its faults worked around."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
-import llama_cpp
 from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-from engine import native_log
-from engine.coverage import Unenforced, unenforced_keywords
 from engine.errors import GrammarError
-from engine.gbnf_rewrite import fold_bounded_repeats
-from engine.schema import keyword_values, parse_schema
+from engine.grammar.rewrite import fold_bounded_repeats
+from engine.schema.parse import keyword_values
 
-ROOT = "root"
 _JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
-# Keywords that constrain nothing: a schema made only of them accepts any value.
 _LOOSE_CHAR = 'char ::= [^"\\\\] |'
 _STRICT_CHAR = 'char ::= [^"\\\\\\x00-\\x1F] |'
+# Keywords that constrain nothing: a schema made only of them accepts any value.
 _ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "examples", "default"}
-# llama.cpp's grammar parser refuses a repeat it would expand into more rules than this.
-_MAX_REPETITION = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledSchema:
-    """A schema that parsed, passed its meta-schema and became a grammar llama.cpp accepts."""
-
-    schema: Any
-    gbnf: str
-    text: str
-    unenforced: tuple[Unenforced, ...] = ()  # keywords the grammar skips: warn, don't fail
 
 
 def schema_to_gbnf(schema: Any) -> str:
@@ -82,41 +65,3 @@ def _strict_json_strings(gbnf: str) -> str:
     inside a string: the grammar accepts it and json.loads then refuses the output.
     """
     return gbnf.replace(_LOOSE_CHAR, _STRICT_CHAR)
-
-
-def check_gbnf(gbnf: str) -> None:
-    """Parse the grammar with llama.cpp and raise GrammarError with its own message.
-
-    llama.cpp prints the reason to stderr and returns NULL; the capture turns
-    that into an exception the UI and CLI can show.
-    """
-    with native_log.capture() as captured:
-        # No vocab is needed to parse a grammar without token literals.
-        sampler = llama_cpp.llama_sampler_init_grammar(None, gbnf.encode(), ROOT.encode())
-    if not sampler:
-        detail = captured.errors or "llama.cpp rejected the grammar without saying why"
-        if "exceeds sane defaults" in detail:
-            raise GrammarError(
-                "llama.cpp rejected the grammar: a bounded repeat (maxLength, maxItems, "
-                f"…) is longer than llama.cpp's grammar engine takes (about {_MAX_REPETITION})",
-                detail,
-            )
-        raise GrammarError(f"llama.cpp rejected the grammar: {_headline(detail)}", detail)
-    llama_cpp.llama_sampler_free(sampler)
-
-
-def compile_schema(text: str) -> CompiledSchema:
-    """Parse, meta-validate and convert schema text; every failure is a MaskscopeError."""
-    schema = parse_schema(text)
-    gbnf = schema_to_gbnf(schema)
-    check_gbnf(gbnf)
-    return CompiledSchema(
-        schema=schema, gbnf=gbnf, text=text, unenforced=tuple(unenforced_keywords(schema))
-    )
-
-
-def _headline(detail: str) -> str:
-    for line in detail.splitlines():
-        if "error" in line.lower():
-            return line.split("error parsing grammar:")[-1].strip()
-    return detail.splitlines()[0].strip()

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.step_text import StepText
+from app.chart.step_text import StepText
 from app.theme import chart_colors
 from engine.records import Candidate, StepRecord
 

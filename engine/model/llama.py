@@ -17,11 +17,11 @@ from pathlib import Path
 import llama_cpp
 import numpy as np
 
-from engine import native_log
 from engine.errors import ModelLoadError, PromptError
-from engine.paths import default_model_path
+from engine.model import native_log
+from engine.model.paths import default_model_path
+from engine.model.tokens import readable_piece
 from engine.settings import N_CTX, N_GPU_LAYERS, N_THREADS, ModelSettings
-from engine.tokens import readable_piece
 
 _GGUF_MAGIC = b"GGUF"
 _N_BATCH = 512
@@ -177,15 +177,22 @@ class Model:
 
     # -- tokens -----------------------------------------------------------------
 
-    def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+    def tokenize(
+        self, text: str, add_special: bool = True, parse_special: bool = True
+    ) -> list[int]:
+        """Token ids; `parse_special=False` reads text like `<eos>` as plain characters."""
         data = text.encode("utf-8")
         cap = len(data) + 16
         buf = (llama_cpp.llama_token * cap)()
-        n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, cap, add_special, True)
+        n = llama_cpp.llama_tokenize(
+            self.vocab, data, len(data), buf, cap, add_special, parse_special
+        )
         if n < 0:
             cap = -n
             buf = (llama_cpp.llama_token * cap)()
-            n = llama_cpp.llama_tokenize(self.vocab, data, len(data), buf, cap, add_special, True)
+            n = llama_cpp.llama_tokenize(
+                self.vocab, data, len(data), buf, cap, add_special, parse_special
+            )
         return list(buf[:n])
 
     def piece(self, token: int) -> bytes:

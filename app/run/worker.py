@@ -1,7 +1,7 @@
 """The one place where work crosses threads.
 
 A QThread runs :class:`_Worker`, which owns the loaded model, compiles the schema and
-drains ``engine.decode.generate``. The GUI thread talks to it only through
+drains ``engine.decode.loop.generate``. The GUI thread talks to it only through
 :class:`RunController`: requests go in as queued signals, results come back as queued
 signals, and Stop is a ``threading.Event`` that the generator polls between steps. The
 GUI thread therefore never waits on the model, except in :meth:`RunController.shutdown`,
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
-from engine.decode import generate
+from engine.decode.loop import generate
 from engine.errors import MaskscopeError
-from engine.grammar import compile_schema
-from engine.model import Model
+from engine.grammar.compile import compile_schema
+from engine.model.llama import Model
 from engine.records import FinishReason, RunResult
 from engine.settings import GenerationSettings, ModelSettings
 

@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.schema_editor import JsonHighlighter
 from app.text_edit import use_monospace
 from app.theme import chart_colors
+from app.workbench.schema_editor import JsonHighlighter
 from engine.records import FinishReason, RunResult
 
 FLUSH_MS = 33  # streamed text is appended at most ~30 times a second

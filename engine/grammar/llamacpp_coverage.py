@@ -9,8 +9,9 @@ what was skipped, so the user learns it before a run, not from a bad output.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from engine.grammar.report import Unenforced
 
 # Keywords that describe rather than constrain; the grammar has nothing to enforce.
 _ANNOTATIONS = frozenset(
@@ -36,18 +37,6 @@ _ANNOTATIONS = frozenset(
 )
 _FORMATS = frozenset({"date", "time", "date-time"})
 _UUID = re.compile(r"^uuid[1-5]?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Unenforced:
-    """A keyword present in the schema that the generated grammar ignores."""
-
-    path: str  # JSON path of the subschema, such as $.properties.age
-    keyword: str
-    note: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: `{self.keyword}` is not enforced ({self.note})"
 
 
 def unenforced_keywords(schema: Any) -> list[Unenforced]:

@@ -1,6 +1,6 @@
 """JSON-Schema editor: monospace text, line numbers, JSON colours and a live error marker.
 
-The schema is re-checked with ``engine.schema.parse_schema`` 300 ms after the last
+The schema is re-checked with ``engine.schema.parse.parse_schema`` 300 ms after the last
 keystroke. An error only decorates the text (ExtraSelections) and fills the label under
 it; editing is never blocked.
 """
@@ -25,9 +25,9 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QW
 
 from app.text_edit import replace_all_undoable, use_monospace
 from app.theme import chart_colors, is_dark
-from engine.coverage import unenforced_keywords
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
-from engine.schema import parse_schema
+from engine.grammar.llamacpp_coverage import unenforced_keywords
+from engine.schema.parse import parse_schema
 
 CHECK_DELAY_MS = 300
 

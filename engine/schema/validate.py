@@ -14,7 +14,7 @@ from jsonschema import (
 )
 
 from engine.records import ValidationIssue
-from engine.schema import json_error_reason, keyword_values, validator_class
+from engine.schema.parse import json_error_reason, keyword_values, validator_class
 
 # The formats each draft's spec defines. jsonschema checks some of them only when a
 # library for them is installed (`jsonschema[format-nongpl]`); without it, it skips them.

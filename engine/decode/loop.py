@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.distribution import Distribution, MaskedView
+from engine.decode.distribution import Distribution, MaskedView
+from engine.decode.gumbel import GumbelSampler
 from engine.errors import MaskscopeError
-from engine.grammar import CompiledSchema
-from engine.gumbel import GumbelSampler
+from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
-from engine.model import Model
+from engine.model.llama import Model
 from engine.records import (
     Candidate,
     Disagreement,
@@ -30,8 +30,8 @@ from engine.records import (
     RunResult,
     StepRecord,
 )
+from engine.schema.validate import parse_output, unchecked_formats, validation_issues
 from engine.settings import BACKENDS, GenerationSettings
-from engine.validate import parse_output, unchecked_formats, validation_issues
 
 # llama.cpp's grammar check costs ~0.3 us a token, so the head-first check stops once
 # the unchecked tail holds under this much probability mass.
@@ -260,7 +260,7 @@ def generate(
     # threads, so then it all runs in turn.
     overlap = model.has_spare_compute
     # With a cheap full mask, the mask is made during the forward pass too: the step then
-    # waits only for a Gumbel-max draw over the probable tokens (engine/gumbel.py), and P
+    # waits only for a Gumbel-max draw over the probable tokens (engine/decode/gumbel.py), and P
     # and the masked view are made with the record.
     drawn_ahead = overlap and primary.cheap_full_mask and secondary is None
     draw = GumbelSampler(model.n_vocab, settings.seed) if drawn_ahead else None

@@ -1,20 +1,19 @@
-"""The `maskscope` command: generate headless, open the window, benchmark, set up."""
+"""`maskscope generate`: one constrained run, every step printed as a row or a JSON line."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
-import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from engine.cli.base import EXIT_INVALID, EXIT_VALID, read_text
 from engine.errors import MaskscopeError
 from engine.examples import EXAMPLE_ORDER, Example, load_example
-from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
-from engine.model_options import add_model_arguments, model_settings
+from engine.llama_build.verdict import ensure_build_runs
+from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
 from engine.settings import (
     BACKENDS,
@@ -26,22 +25,11 @@ from engine.settings import (
     GenerationSettings,
 )
 
-if TYPE_CHECKING:  # engine.model loads llama.cpp, which waits until the build is proven
-    from engine.model import ModelInfo
-
-EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_BROKEN_BUILD = 0, 1, 2, 3
+if TYPE_CHECKING:  # engine.model.llama loads llama.cpp, which waits until the build is proven
+    from engine.model.llama import ModelInfo
 
 
-def _read_text(path: str, what: str) -> str:
-    try:
-        return Path(path).expanduser().read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MaskscopeError(f"{what} file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MaskscopeError(f"cannot read {what} file {path}: {exc}") from None
-
-
-def _add_generate(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="run one constrained generation and print every step")
     schema = p.add_mutually_exclusive_group(required=True)
     schema.add_argument("--schema", metavar="FILE", help="JSON Schema file")
@@ -84,12 +72,12 @@ def _add_generate(sub: argparse._SubParsersAction) -> None:
 def cmd_generate(args: argparse.Namespace) -> int:
     # A build that crashes would take this process with it, and say nothing: prove it first.
     ensure_build_runs(Path(args.model).expanduser() if args.model else None)
-    from engine.decode import generate
-    from engine.grammar import compile_schema
-    from engine.model import Model
+    from engine.decode.loop import generate
+    from engine.grammar.compile import compile_schema
+    from engine.model.llama import Model
 
     example = load_example(args.example) if args.example else None
-    schema_text = example.schema_text if example else _read_text(args.schema, "schema")
+    schema_text = example.schema_text if example else read_text(args.schema, "schema")
     prompt = _prompt(args, example)
     compiled = compile_schema(schema_text)
     for gap in compiled.unenforced:
@@ -127,7 +115,7 @@ def _prompt(args: argparse.Namespace, example: Example | None) -> str:
     if args.prompt is not None:
         return args.prompt
     if args.prompt_file is not None:
-        return _read_text(args.prompt_file, "prompt")
+        return read_text(args.prompt_file, "prompt")
     if example is None:
         raise MaskscopeError("--schema needs --prompt or --prompt-file")
     return example.prompt
@@ -251,123 +239,3 @@ def print_result(result: RunResult, out: TextIO) -> None:
         print("VALID against the schema", file=out)
     else:
         print("INVALID: the run did not finish", file=out)
-
-
-def _add_setup(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "setup", help="put the default model in place and prove the llama.cpp build runs here"
-    )
-    p.add_argument(
-        "--recheck", action="store_true", help="run the build check again, ignoring its verdict"
-    )
-    p.set_defaults(func=cmd_setup)
-
-
-def cmd_setup(args: argparse.Namespace) -> int:
-    from engine.llama_build.verdict import installed_flags
-    from engine.paths import DEFAULT_MODEL_LABEL, default_model_path
-
-    path = default_model_path(verify=True)
-    print(f"default model: {DEFAULT_MODEL_LABEL} at {path}")
-    flags = installed_flags()
-    origin = flags.name if flags else "not installed by Maskscope: its flags are unknown"
-    verdict = ensure_build_runs(path, use_cache=not args.recheck)
-    compiled = verdict.compiled or "no listed CPU features"
-    print(f"llama.cpp build ({origin}): ran the model in a check process; compiled for {compiled}")
-    from engine.model import gpu_offload_supported  # only once the build is proven
-
-    gpu = "yes" if gpu_offload_supported() else "no (CPU build)"
-    print(f"GPU offload in this build: {gpu}")
-    return 0
-
-
-def add_gui_arguments(p: argparse.ArgumentParser) -> None:
-    """The window's options; app/main.py parses them with this same function."""
-    schema = p.add_mutually_exclusive_group()
-    schema.add_argument("--schema", metavar="FILE", help="JSON Schema file to open")
-    schema.add_argument(
-        "--example", choices=EXAMPLE_ORDER, help="open a bundled example, with its settings"
-    )
-    p.add_argument("--prompt-file", metavar="FILE", help="text file to use as the prompt")
-    p.add_argument("--model", metavar="GGUF", help="GGUF model file (default: Gemma 3 270M)")
-    p.add_argument("--autorun", action="store_true", help="start a run once the window shows")
-    p.add_argument(
-        "--screenshot",
-        metavar="PNG",
-        help="save a PNG of the window after the run ends (or once shown, without --autorun)",
-    )
-    p.add_argument(
-        "--quit-after-run",
-        action="store_true",
-        help="exit after the run (and the screenshot); exit status 1 if the run failed",
-    )
-
-
-def _add_gui(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gui", help="open the window (the default command)")
-    add_gui_arguments(p)
-    p.set_defaults(func=cmd_gui)
-
-
-def cmd_gui(args: argparse.Namespace) -> int:
-    """Start the window as its own program (`python -m app.main`): the engine never loads Qt."""
-    if importlib.util.find_spec("PySide6") is None:
-        raise MaskscopeError("the window needs PySide6; install Maskscope with `make run`")
-    return subprocess.call([sys.executable, "-m", "app.main", *args.gui_argv])
-
-
-def _add_bench(sub: argparse._SubParsersAction) -> None:
-    try:
-        from engine.bench import add_bench_arguments, cmd_bench
-    except ImportError:
-        return
-    p = sub.add_parser("bench", help="measure per-step costs of each backend side by side")
-    add_bench_arguments(p)
-    p.set_defaults(func=cmd_bench)
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line, like every other bad-input reason; --help has the rest."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="maskscope",
-        description="See and test constrained decoding: token probabilities before and after "
-        "the JSON Schema's mask, on a real llama.cpp model.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _add_gui(sub)
-    _add_generate(sub)
-    _add_bench(sub)
-    _add_setup(sub)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    raw = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(raw)
-    if args.command is None:
-        args = parser.parse_args(["gui", *raw])
-    if args.command in (None, "gui"):
-        args.gui_argv = raw[1:] if raw[:1] == ["gui"] else raw
-    try:
-        return args.func(args)
-    except BrokenBuildError as exc:
-        print(f"maskscope: {exc.kind}: {exc}", file=sys.stderr)
-        return EXIT_BROKEN_BUILD
-    except MaskscopeError as exc:
-        kind = "" if type(exc) is MaskscopeError else f"{exc.kind}: "
-        print(f"maskscope: {kind}{exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("maskscope: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

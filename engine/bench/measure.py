@@ -2,7 +2,7 @@
 
 One run on one loaded model measures, with the same prompts, steps, seed and temperature:
 
-- each mask backend through `engine.decode.generate`, split per step into the forward pass,
+- each mask backend through `engine.decode.loop.generate`, split per step into the forward pass,
   the mask and everything else (the wall time between two yielded StepRecords, minus those
   two); backends alternate first/second per workload so load changes hit both alike;
 - a plain unconstrained loop (forward pass + sample from softmax) on the same Model;
@@ -39,14 +39,14 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from engine.decode import generate
+from engine.decode.loop import generate
 from engine.errors import MaskscopeError
 from engine.examples import load_example
-from engine.grammar import CompiledSchema, compile_schema
+from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.masking import make_backend
 from engine.masking.llguidance import tokenizer_for
-from engine.model import Model
-from engine.model_options import add_model_arguments, model_settings
+from engine.model.llama import Model
+from engine.model.options import add_model_arguments, model_settings
 from engine.records import StepRecord
 from engine.settings import BACKENDS, GenerationSettings
 
@@ -351,7 +351,7 @@ def machine_info(model: Model) -> dict[str, Any]:
         "layers": info.n_layer + 1,
         "offload": info.offload_label,
         "llama_threads": info.n_threads,
-        # Whether the next forward pass overlaps the step's own work (engine/decode.py).
+        # Whether the next forward pass overlaps the step's own work (engine/decode/loop.py).
         "steps_overlap": model.has_spare_compute,
         "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),

@@ -1,0 +1,1 @@
+"""The step chart and its text."""

@@ -1,0 +1,1 @@
+"""Running: the worker thread and the output pane."""

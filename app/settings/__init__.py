@@ -1,0 +1,1 @@
+"""Generation and model settings: the panel and what is remembered."""

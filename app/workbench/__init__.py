@@ -1,0 +1,1 @@
+"""Where the user writes the schema and the prompt."""

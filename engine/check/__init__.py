@@ -1,0 +1,1 @@
+"""`maskscope check`: known instances fed through a grammar, judged beside jsonschema."""

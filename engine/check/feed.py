@@ -1,0 +1,59 @@
+"""Feed a text through a backend's grammar, token by token, as if the model had written it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.errors import GrammarError
+from engine.masking import MaskBackend, make_backend
+
+if TYPE_CHECKING:
+    from engine.model.llama import Model
+
+
+@dataclass(frozen=True, slots=True)
+class Fed:
+    """Whether the grammar let the whole text through, then an end token."""
+
+    accepted: bool
+    rejected_at: int | None = None  # character offset where the refused token starts
+    token: str | None = None  # the refused token's text; "" when only the end was refused
+
+    @property
+    def where(self) -> str:
+        if self.accepted:
+            return "accepted"
+        if self.token == "":
+            return f"incomplete: the grammar wants more after character {self.rejected_at}"
+        return f"rejected at character {self.rejected_at}, token {self.token!r}"
+
+
+def feed_text(model: Model, backend: MaskBackend, text: str) -> Fed:
+    """Run `text` through `backend` from its start state; the backend is reset first."""
+    backend.reset()
+    done = b""
+    for token in model.tokenize(text, add_special=False, parse_special=False):
+        if not backend.check(np.array([token], dtype=np.int32))[0]:
+            return Fed(False, len(done.decode("utf-8", "replace")), model.output_text(token))
+        backend.accept(token)
+        done += model.piece(token)
+    if not backend.check(model.eog_ids).any():
+        return Fed(False, len(done.decode("utf-8", "replace")), "")
+    return Fed(True)
+
+
+def grammar_accepts(model: Model, gbnf: str, text: str) -> bool:
+    """For tests of a compiler: does llguidance, reading `gbnf`, accept `text`?"""
+    from engine.grammar.compile import CompiledSchema
+
+    compiled = CompiledSchema(schema=True, gbnf=gbnf, text="")
+    backend = make_backend("llguidance", model, compiled)
+    try:
+        return feed_text(model, backend, text).accepted
+    except GrammarError:
+        return False
+    finally:
+        backend.close()

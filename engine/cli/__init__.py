@@ -1,0 +1,1 @@
+"""The `maskscope` command line: one module per subcommand."""

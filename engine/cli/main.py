@@ -1,0 +1,69 @@
+"""The `maskscope` command: open the window, generate headless, benchmark, set up."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn
+
+from engine.cli import generate, gui, setup
+from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
+from engine.errors import MaskscopeError
+from engine.llama_build.verdict import BrokenBuildError
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:
+    try:
+        from engine.bench.measure import add_bench_arguments, cmd_bench
+    except ImportError:
+        return
+    p = sub.add_parser("bench", help="measure per-step costs of each backend side by side")
+    add_bench_arguments(p)
+    p.set_defaults(func=cmd_bench)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, like every other bad-input reason; --help has the rest."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="maskscope",
+        description="See and test constrained decoding: token probabilities before and after "
+        "the JSON Schema's mask, on a real llama.cpp model.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    gui.add_parser(sub)
+    generate.add_parser(sub)
+    _add_bench(sub)
+    setup.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    raw = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(raw)
+    if args.command is None:
+        args = parser.parse_args(["gui", *raw])
+    if args.command in (None, "gui"):
+        args.gui_argv = raw[1:] if raw[:1] == ["gui"] else raw
+    try:
+        return args.func(args)
+    except BrokenBuildError as exc:
+        print(f"maskscope: {exc.kind}: {exc}", file=sys.stderr)
+        return EXIT_BROKEN_BUILD
+    except MaskscopeError as exc:
+        kind = "" if type(exc) is MaskscopeError else f"{exc.kind}: "
+        print(f"maskscope: {kind}{exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("maskscope: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

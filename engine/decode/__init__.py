@@ -1,0 +1,1 @@
+"""The per-step loop: distribution, masking, renormalisation and sampling."""

@@ -1,0 +1,49 @@
+"""Schema text -> a grammar a mask backend runs, by the compiler the user chose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import GrammarError
+from engine.grammar.llamacpp_converter import schema_to_gbnf
+from engine.grammar.llamacpp_coverage import unenforced_keywords
+from engine.grammar.parser_check import check_gbnf
+from engine.grammar.report import Unenforced
+from engine.schema.parse import parse_schema
+from engine.settings import COMPILERS, DEFAULT_COMPILER
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSchema:
+    """A schema that parsed, passed its meta-schema and became a grammar.
+
+    `gbnf` is what the maskscope and llamacpp compilers produce, and runs on both backends.
+    The llguidance compiler produces no GBNF: `llguidance_grammar` holds llguidance's own
+    grammar (from its JSON Schema compiler), which only the llguidance backend runs.
+    """
+
+    schema: Any
+    gbnf: str
+    text: str
+    unenforced: tuple[Unenforced, ...] = ()  # keywords the grammar skips: warn, don't fail
+    compiler: str = DEFAULT_COMPILER
+    llguidance_grammar: str | None = None
+
+
+def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchema:
+    """Parse, meta-validate and compile schema text; every failure is a MaskscopeError."""
+    if compiler not in COMPILERS:
+        raise GrammarError(f"unknown compiler {compiler!r}; choose one of {', '.join(COMPILERS)}")
+    if compiler != "llamacpp":
+        raise GrammarError(f"the {compiler} compiler is not wired in yet")
+    schema = parse_schema(text)
+    gbnf = schema_to_gbnf(schema)
+    check_gbnf(gbnf)
+    return CompiledSchema(
+        schema=schema,
+        gbnf=gbnf,
+        text=text,
+        unenforced=tuple(unenforced_keywords(schema)),
+        compiler="llamacpp",
+    )

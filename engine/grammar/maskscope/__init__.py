@@ -1,0 +1,1 @@
+"""Maskscope's own JSON Schema -> GBNF compiler, with a report of what it enforces."""

@@ -1,0 +1,128 @@
+"""GBNF under construction: named rules, literals and character classes.
+
+Every part of the compiler writes its rules through one `Rules`, so that identical bodies
+share one name and the grammar stays small. The text is GBNF as llama.cpp reads it, and
+as llguidance's `gbnf_to_lark` translates it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# The JSON building blocks every grammar may use; added on first use.
+PRIMITIVES: dict[str, str] = {
+    # Bounded, so that a model cannot spend a whole run on whitespace.
+    "ws": '( " " | "\\n" [ \\t]{0,20} )?',
+    "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
+    "json-string": '"\\"" json-char* "\\""',
+    "json-int": '"-"? ( "0" | [1-9] [0-9]* )',
+    # No exponent: `maskscope check` writes numbers positionally, and so should a model.
+    "json-number": 'json-int ( "." [0-9]+ )?',
+    "json-bool": '"true" | "false"',
+    "json-null": '"null"',
+    "json-value": "json-object | json-array | json-string | json-number | json-bool | json-null",
+    "json-object": '"{" ws ( json-kv ( "," ws json-kv )* )? "}" ws',
+    "json-kv": 'json-string ws ":" ws json-value',
+    "json-array": '"[" ws ( json-value ( "," ws json-value )* )? "]" ws',
+}
+_NAME = re.compile(r"[a-z][a-z0-9-]*")
+
+
+class Rules:
+    """Named GBNF rules; `add` returns a name, reusing it for a body seen before."""
+
+    def __init__(self) -> None:
+        self._by_body: dict[str, str] = {}
+        self._bodies: dict[str, str] = {}  # name -> body, in definition order
+        self._used: set[str] = set()
+
+    def add(self, hint: str, body: str) -> str:
+        """A rule for `body`, named after `hint`; the same body always gets the same name."""
+        found = self._by_body.get(body)
+        if found is not None:
+            return found
+        name = self.reserve(hint)
+        self.define(name, body)
+        return name
+
+    def reserve(self, hint: str) -> str:
+        """A fresh name to define later: for rules that refer to themselves ($ref cycles)."""
+        base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-") or "r"
+        if base[0].isdigit() or base in PRIMITIVES or base == "root":
+            base = f"r-{base}"
+        name, n = base, 1
+        while name in self._bodies or name in self._used:
+            n += 1
+            name = f"{base}-{n}"
+        self._used.add(name)
+        return name
+
+    def define(self, name: str, body: str) -> None:
+        self._bodies[name] = body
+        self._by_body.setdefault(body, name)
+
+    def gbnf(self, root_body: str) -> str:
+        """The whole grammar: `root`, the rules it reaches, and the primitives they name."""
+        rules = {"root": root_body, **self._bodies}
+        lines = [f"{name} ::= {body}" for name, body in rules.items()]
+        lines += [f"{name} ::= {PRIMITIVES[name]}" for name in _primitives_used(rules.values())]
+        return "\n".join(lines) + "\n"
+
+
+def _primitives_used(bodies: Iterable[str]) -> list[str]:
+    todo = [n for body in bodies for n in _NAME.findall(_strip_literals(body)) if n in PRIMITIVES]
+    seen: list[str] = []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.append(name)
+        todo += [n for n in _NAME.findall(_strip_literals(PRIMITIVES[name])) if n in PRIMITIVES]
+    return sorted(seen)
+
+
+_LITERAL_OR_CLASS = re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]')
+
+
+def _strip_literals(body: str) -> str:
+    return _LITERAL_OR_CLASS.sub(" ", body)
+
+
+def _escape_char(ch: str, special: str) -> str:
+    code = ord(ch)
+    if ch in special or ch == "\\":
+        return "\\" + ch
+    if ch == "\n":
+        return "\\n"
+    if ch == "\r":
+        return "\\r"
+    if ch == "\t":
+        return "\\t"
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02X}"
+    if 0xD800 <= code <= 0xDFFF or code in (0x2028, 0x2029):
+        return f"\\u{code:04X}"
+    return ch
+
+
+def literal(text: str) -> str:
+    """A GBNF literal matching exactly `text` (empty text: the empty literal `""`)."""
+    return '"' + "".join(_escape_char(c, '"') for c in text) + '"'
+
+
+def char_class(ranges: Iterable[tuple[int, int]], negate: bool = False) -> str:
+    """A GBNF character class over code point ranges, both ends included."""
+    parts = []
+    for lo, hi in ranges:
+        a, b = _escape_char(chr(lo), "]^-["), _escape_char(chr(hi), "]^-[")
+        parts.append(a if lo == hi else f"{a}-{b}")
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+def alternatives(options: Iterable[str]) -> str:
+    """`( a | b | ... )`, without duplicates, in the order given."""
+    unique = list(dict.fromkeys(options))
+    if len(unique) == 1:
+        return unique[0]
+    return "( " + " | ".join(unique) + " )"
