@@ -8,6 +8,7 @@ from typing import Any
 from engine.errors import GrammarError
 from engine.grammar.llamacpp_converter import schema_to_gbnf
 from engine.grammar.llamacpp_coverage import unenforced_keywords
+from engine.grammar.llguidance_compiler import compile_llguidance
 from engine.grammar.parser_check import check_gbnf
 from engine.grammar.report import Unenforced
 from engine.schema.parse import parse_schema
@@ -35,15 +36,12 @@ def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchem
     """Parse, meta-validate and compile schema text; every failure is a MaskscopeError."""
     if compiler not in COMPILERS:
         raise GrammarError(f"unknown compiler {compiler!r}; choose one of {', '.join(COMPILERS)}")
-    if compiler != "llamacpp":
-        raise GrammarError(f"the {compiler} compiler is not wired in yet")
     schema = parse_schema(text)
+    if compiler == "llguidance":
+        grammar, unenforced = compile_llguidance(schema)
+        return CompiledSchema(schema, "", text, unenforced, compiler, llguidance_grammar=grammar)
+    if compiler == "maskscope":
+        raise GrammarError("the maskscope compiler is not wired in yet")
     gbnf = schema_to_gbnf(schema)
     check_gbnf(gbnf)
-    return CompiledSchema(
-        schema=schema,
-        gbnf=gbnf,
-        text=text,
-        unenforced=tuple(unenforced_keywords(schema)),
-        compiler="llamacpp",
-    )
+    return CompiledSchema(schema, gbnf, text, tuple(unenforced_keywords(schema)), compiler)

@@ -50,6 +50,10 @@ class MaskBackend(Protocol):
 
 def make_backend(name: str, model: Model, compiled: CompiledSchema) -> MaskBackend:
     if name == "llamacpp":
+        if compiled.llguidance_grammar is not None:
+            raise GrammarError(
+                "the llguidance compiler's grammar runs on the llguidance backend only"
+            )
         from engine.masking.llamacpp import LlamaCppBackend
 
         return LlamaCppBackend(model, compiled)

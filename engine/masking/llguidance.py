@@ -1,4 +1,5 @@
-"""llguidance: full-vocabulary masks in well under a millisecond, from the same GBNF."""
+"""llguidance: full-vocabulary masks in well under a millisecond, from the same GBNF, or from
+llguidance's own grammar when its JSON Schema compiler made it."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ class LlguidanceBackend:
     def __init__(self, model: Model, compiled: CompiledSchema) -> None:
         self._n_vocab = model.n_vocab
         tok = tokenizer_for(model)
-        grammar = llguidance.LLMatcher.grammar_from_lark(
+        grammar = compiled.llguidance_grammar or llguidance.LLMatcher.grammar_from_lark(
             gbnf_to_lark(distinct_lark_names(compiled.gbnf))
         )
         self._matcher = llguidance.LLMatcher(tok, grammar, log_level=0)
