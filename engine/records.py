@@ -46,14 +46,16 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Disagreement:
-    """Tokens that two mask backends judge differently at one step (cross-check mode)."""
+    """Tokens that two masks judge differently at one step (cross-check mode): two backends
+    on one grammar, or two compilers' grammars on one backend."""
 
-    primary: str
+    primary: str  # the run's own backend, or its compiler when `between` is "compilers"
     secondary: str
-    only_primary: tuple[Candidate, ...]  # allowed by the primary backend only
-    only_secondary: tuple[Candidate, ...]  # allowed by the secondary backend only
+    only_primary: tuple[Candidate, ...]  # allowed by the primary mask only
+    only_secondary: tuple[Candidate, ...]  # allowed by the secondary mask only
     n_only_primary: int
     n_only_secondary: int
+    between: str = "backends"  # or "compilers"; runs saved before compilers had only backends
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,8 +64,12 @@ class GenerationSettings:
     seed: int = 0
     top_k: int = 10  # candidates kept per step in each StepRecord
     backend: str = DEFAULT_BACKEND
+    compiler: str = DEFAULT_COMPILER  # which compiler turns the schema into the grammar
     exact_mask: bool = False  # llamacpp: check the full vocabulary, not just the probable head
-    cross_check: bool = False  # compute the other backend's mask too and report disagreements
+    cross_check: bool = False  # compute a second mask too and report disagreements
+    # With cross_check: None compares the other backend on the same grammar; a compiler's
+    # name compares that compiler's grammar on the same backend.
+    cross_check_compiler: str | None = None
     chat_template: bool = False  # wrap the prompt in the GGUF's chat template
     keep_full: bool = (
         False  # attach full-vocabulary P and valid mask to each record (tests, audits)
@@ -73,3 +77,23 @@ class GenerationSettings:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def problem(self) -> str | None:
+        """Why these settings cannot run together, in one line; None when they can."""
+        other = self.cross_check_compiler if self.cross_check else None
+        for name in (self.compiler, other):
+            if name is not None and name not in COMPILERS:
+                return f"unknown compiler {name!r}; choose one of {', '.join(COMPILERS)}"
+        if "llguidance" in (self.compiler, other) and self.backend != "llguidance":
+            return (
+                "the llguidance compiler's grammar runs on the llguidance backend only: "
+                "choose the llguidance backend or another compiler"
+            )
+        if other == self.compiler:
+            return f"cross-check against a compiler other than the run's own ({other})"
+        if self.cross_check and other is None and self.compiler == "llguidance":
+            return (
+                "cross-checking the backends needs a grammar both run, and the llguidance "
+                "compiler's runs on llguidance only: cross-check another compiler instead"
+            )
+        return None

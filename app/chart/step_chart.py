@@ -416,7 +416,7 @@ def _describe(record: StepRecord, n_steps: int) -> str:
             return f" (e.g. {shown})" if shown else ""
 
         text += (
-            f"<br>⚠ backends disagree: {d.n_only_primary} allowed only by {d.primary}"
+            f"<br>⚠ {d.between} disagree: {d.n_only_primary} allowed only by {d.primary}"
             f"{examples(d.only_primary)}, {d.n_only_secondary} only by {d.secondary}"
             f"{examples(d.only_secondary)}"
         )

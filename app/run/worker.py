@@ -126,7 +126,7 @@ class _Worker(QObject):
     def _run(self, request: RunRequest) -> RunResult:
         # Compile first: a schema error should show at once, not after a model load.
         self.sig_state.emit("Compiling schema…")
-        compiled = compile_schema(request.schema_text)
+        compiled = compile_schema(request.schema_text, request.generation.compiler)
         model = self._load(request.model)
         if self._stop.is_set():
             return RunResult(

@@ -10,14 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.cli.base import EXIT_INVALID, EXIT_VALID, read_text
-from engine.errors import MaskscopeError
+from engine.errors import GrammarError, MaskscopeError
 from engine.examples import EXAMPLE_ORDER, Example, load_example
 from engine.llama_build.verdict import ensure_build_runs
 from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
 from engine.settings import (
     BACKENDS,
+    COMPILERS,
     DEFAULT_BACKEND,
+    DEFAULT_COMPILER,
     MAX_TOKENS,
     SEED,
     TEMPERATURE,
@@ -50,6 +52,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top-k", type=TOP_K, help=f"candidates shown per step (default {d.top_k})")
     p.add_argument("--backend", choices=BACKENDS, help=f"default {DEFAULT_BACKEND}")
     p.add_argument(
+        "--compiler",
+        choices=COMPILERS,
+        help="what turns the schema into the grammar: maskscope (ours), llamacpp "
+        "(llama-cpp-python's converter) or llguidance (its own JSON Schema compiler, "
+        f"llguidance backend only); default {DEFAULT_COMPILER}",
+    )
+    p.add_argument(
         "--exact-mask",
         action="store_true",
         help="llamacpp: check the full vocabulary every step (exact valid count, slower)",
@@ -58,6 +67,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--cross-check",
         action="store_true",
         help="also compute the other backend's mask and report where they disagree",
+    )
+    p.add_argument(
+        "--cross-check-compiler",
+        choices=COMPILERS,
+        metavar="C",
+        help="cross-check against compiler C's grammar on the same backend instead "
+        "(implies --cross-check)",
     )
     p.add_argument("--chat-template", action="store_true", help="use the GGUF's chat template")
     p.add_argument(
@@ -79,10 +95,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     example = load_example(args.example) if args.example else None
     schema_text = example.schema_text if example else read_text(args.schema, "schema")
     prompt = _prompt(args, example)
-    compiled = compile_schema(schema_text)
+    settings = generation_settings(args, example)
+    if (problem := settings.problem()) is not None:
+        raise GrammarError(problem)
+    compiled = compile_schema(schema_text, settings.compiler)
     for gap in compiled.unenforced:
         print(f"maskscope: warning: {gap}", file=sys.stderr)
-    settings = generation_settings(args, example)
     model = Model.load(model_settings(args))
     out = sys.stdout
     header = "" if args.jsonl else _run_header(model.info, settings)
@@ -126,10 +144,20 @@ def generation_settings(args: argparse.Namespace, example: Example | None) -> Ge
     base = example.settings(GenerationSettings()) if example else GenerationSettings()
     given = {
         name: getattr(args, name)
-        for name in ("max_tokens", "temperature", "seed", "top_k", "backend")
+        for name in (
+            "max_tokens",
+            "temperature",
+            "seed",
+            "top_k",
+            "backend",
+            "compiler",
+            "cross_check_compiler",
+        )
         if getattr(args, name) is not None
     }
     flags = {f: True for f in ("exact_mask", "cross_check", "chat_template") if getattr(args, f)}
+    if args.cross_check_compiler is not None:
+        flags["cross_check"] = True
     return dataclasses.replace(base, **given, **flags)
 
 
@@ -167,6 +195,7 @@ def step_json(record: StepRecord) -> dict:
     if record.disagreement is not None:
         d = record.disagreement
         data["disagreement"] = {
+            "between": d.between,
             f"only_{d.primary}": [c.text for c in d.only_primary],
             f"only_{d.secondary}": [c.text for c in d.only_secondary],
             f"n_only_{d.primary}": d.n_only_primary,
@@ -176,10 +205,13 @@ def step_json(record: StepRecord) -> dict:
 
 
 def _run_header(info: ModelInfo, settings: GenerationSettings) -> str:
-    cross = " (cross-check)" if settings.cross_check else ""
+    cross = ""
+    if settings.cross_check:
+        against = settings.cross_check_compiler
+        cross = f" (cross-check: the {against} compiler)" if against else " (cross-check)"
     return (
         f"model: {info.name} · {info.offload_label}\n"
-        f"backend: {settings.backend}{cross}\n{_TABLE_HEADER}"
+        f"backend: {settings.backend} · compiler: {settings.compiler}{cross}\n{_TABLE_HEADER}"
     )
 
 
@@ -202,7 +234,8 @@ def print_step_row(record: StepRecord, out: TextIO) -> None:
         file=out,
     )
     if record.disagreement is not None:
-        print(f"      backends disagree: {_disagreement_text(record.disagreement)}", file=out)
+        d = record.disagreement
+        print(f"      {d.between} disagree: {_disagreement_text(d)}", file=out)
 
 
 def _disagreement_text(d: Disagreement, shown: int = 4) -> str:

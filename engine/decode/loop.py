@@ -18,8 +18,8 @@ import numpy as np
 
 from engine.decode.distribution import Distribution, MaskedView
 from engine.decode.gumbel import GumbelSampler
-from engine.errors import MaskscopeError
-from engine.grammar.compile import CompiledSchema
+from engine.errors import GrammarError, MaskscopeError
+from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.masking import MaskBackend, make_backend
 from engine.model.llama import Model
 from engine.records import (
@@ -57,6 +57,34 @@ class _Made:
     piece: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """What a cross-check compares, as its Disagreements name it."""
+
+    between: str  # "backends": two backends, one grammar; "compilers": two grammars, one backend
+    primary: str
+    secondary: str
+
+    @property
+    def second_mask(self) -> str:
+        if self.between == "compilers":
+            return f"the {self.secondary} compiler's grammar"
+        return self.secondary
+
+
+def _cross_checker(
+    model: Model, compiled: CompiledSchema, settings: GenerationSettings
+) -> tuple[MaskBackend, _Pair]:
+    """The second mask of a cross-checked run, and how to name the two."""
+    other = settings.cross_check_compiler
+    if other is not None:
+        grammar = compile_schema(compiled.text, other)
+        pair = _Pair("compilers", compiled.compiler, other)
+        return make_backend(settings.backend, model, grammar), pair
+    backend = next(b for b in BACKENDS if b != settings.backend)
+    return make_backend(backend, model, compiled), _Pair("backends", settings.backend, backend)
+
+
 class _Stepper:
     """Holds the per-run state the generator needs between steps."""
 
@@ -66,10 +94,12 @@ class _Stepper:
         primary: MaskBackend,
         secondary: MaskBackend | None,
         settings: GenerationSettings,
+        pair: _Pair | None = None,
     ) -> None:
         self.model = model
         self.primary = primary
         self.secondary = secondary
+        self.pair = pair
         self.settings = settings
         self.dist = Distribution(model.n_vocab)
         self.eog = model.eog_ids
@@ -168,7 +198,7 @@ class _Stepper:
         return FullStep(p_raw=self.dist.p.copy(), valid=self.whole_mask(view).copy())
 
     def disagreement(self, view: MaskedView) -> Disagreement | None:
-        assert self.secondary is not None
+        assert self.secondary is not None and self.pair is not None
         mine = self.whole_mask(view)
         theirs = self.secondary.full_mask()
         only_mine = np.flatnonzero(mine & ~theirs)
@@ -176,12 +206,13 @@ class _Stepper:
         if len(only_mine) == 0 and len(only_theirs) == 0:
             return None
         return Disagreement(
-            primary=self.primary.name,
-            secondary=self.secondary.name,
+            primary=self.pair.primary,
+            secondary=self.pair.secondary,
             only_primary=self._ranked(only_mine, mine),
             only_secondary=self._ranked(only_theirs, theirs),
             n_only_primary=len(only_mine),
             n_only_secondary=len(only_theirs),
+            between=self.pair.between,
         )
 
     def _ranked(self, ids: np.ndarray, allowed_by: np.ndarray) -> tuple[Candidate, ...]:
@@ -225,12 +256,13 @@ def generate(
     first step. should_stop() is polled between steps.
     """
     t_start = time.perf_counter()
+    if (problem := settings.problem()) is not None:
+        raise GrammarError(problem)
     primary = make_backend(settings.backend, model, compiled)
-    secondary = None
+    secondary = pair = None
     try:
         if settings.cross_check:
-            other = next(b for b in BACKENDS if b != settings.backend)
-            secondary = make_backend(other, model, compiled)
+            secondary, pair = _cross_checker(model, compiled, settings)
         setup_ms = (time.perf_counter() - t_start) * 1000.0
         text = build_prompt(model, prompt, settings)
         tokens = model.tokenize(text, add_special=True)
@@ -242,7 +274,7 @@ def generate(
         _close(primary, secondary)
         raise
 
-    stepper = _Stepper(model, primary, secondary, settings)
+    stepper = _Stepper(model, primary, secondary, settings, pair)
     rng = np.random.default_rng(settings.seed)
     out = bytearray()
     n_chars = 0
@@ -313,7 +345,7 @@ def generate(
                         secondary.accept(token)
                     else:
                         message = (
-                            f"cross-check stopped at step {step}: {secondary.name} "
+                            f"cross-check stopped at step {step}: {stepper.pair.second_mask} "
                             f"forbids the chosen token {model.readable(token)}"
                         )
                         secondary.close()

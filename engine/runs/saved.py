@@ -6,6 +6,7 @@ report does not depend on the machine that produced it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,9 +21,13 @@ from engine.records import (
     StepRecord,
     ValidationIssue,
 )
+from engine.settings import GenerationSettings
 
 FORMAT = "maskscope-run"
 VERSION = 1
+# What runs saved before a setting existed ran with: every one was compiled by llama.cpp's
+# converter, whatever the default compiler is now.
+_SETTINGS_BEFORE = {"compiler": "llamacpp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,13 @@ class SavedRun:
     model: str  # the GGUF's file name
     records: tuple[StepRecord, ...]
     result: RunResult
+
+
+def run_settings(run: SavedRun) -> GenerationSettings:
+    """The settings the run was made with, as far as its file says."""
+    known = {f.name for f in dataclasses.fields(GenerationSettings)}
+    saved = {k: v for k, v in run.result.settings.items() if k in known}
+    return GenerationSettings(**{**_SETTINGS_BEFORE, **saved})
 
 
 def run_to_json(run: SavedRun) -> dict[str, Any]:
