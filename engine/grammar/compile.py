@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import GrammarError
+from engine.grammar.judge import check_parses
 from engine.grammar.llamacpp_converter import schema_to_gbnf
 from engine.grammar.llamacpp_coverage import unenforced_keywords
 from engine.grammar.llguidance_compiler import compile_llguidance
-from engine.grammar.parser_check import check_gbnf
 from engine.grammar.report import Unenforced
 from engine.schema.parse import parse_schema
 from engine.settings import COMPILERS, DEFAULT_COMPILER
@@ -43,5 +43,5 @@ def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchem
     if compiler == "maskscope":
         raise GrammarError("the maskscope compiler is not wired in yet")
     gbnf = schema_to_gbnf(schema)
-    check_gbnf(gbnf)
+    check_parses(gbnf)  # in a child process: a grammar that crashes llama.cpp costs only it
     return CompiledSchema(schema, gbnf, text, tuple(unenforced_keywords(schema)), compiler)

@@ -11,6 +11,7 @@ import llama_cpp
 import numpy as np
 
 from engine.errors import GrammarError
+from engine.grammar.judge import judge_gbnf
 from engine.grammar.parser_check import ROOT
 from engine.model import native_log
 
@@ -32,6 +33,9 @@ class LlamaCppBackend:
 
     def __init__(self, model: Model, compiled: CompiledSchema) -> None:
         self._model = model
+        # A grammar that crashed llama.cpp in the judge's child would crash this process too.
+        # The verdict is cached: after compile_schema judged the grammar, this costs a hash.
+        judge_gbnf(compiled.gbnf)
         with native_log.capture() as captured:
             sampler = llama_cpp.llama_sampler_init_grammar(
                 model.vocab, compiled.gbnf.encode(), ROOT.encode()
@@ -145,4 +149,7 @@ class LlamaCppBackend:
             self._sampler = None
 
     def __del__(self) -> None:
-        self.close()
+        # An __init__ that raised (a refused grammar) left nothing to close, and a __del__
+        # that raises during garbage collection can upset the interpreter (ast.parse fails).
+        if hasattr(self, "_pending"):
+            self.close()

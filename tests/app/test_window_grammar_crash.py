@@ -1,0 +1,37 @@
+"""A grammar that crashes llama.cpp is a message in the window, which lives on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import app.run.worker
+from app.main_window import MainWindow
+from engine.grammar.compile import CompiledSchema
+from engine.settings import GenerationSettings
+
+# Nested groups deep enough to overflow llama.cpp's recursive parser (see test_grammar_judge).
+DEEP = "root ::= " + "(" * 100_000 + '"a"' + ")" * 100_000 + "\n"
+
+
+def test_a_crashing_grammar_is_refused_in_the_window(
+    window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No schema makes the llama.cpp converter emit such a grammar (it refuses deep nesting
+    first), so the worker's compile_schema hands over this one; the rest is the real engine."""
+
+    def crashing(text: str, *args: Any) -> CompiledSchema:
+        return CompiledSchema(schema={}, gbnf=DEEP, text=text)
+
+    monkeypatch.setattr(app.run.worker, "compile_schema", crashing)
+    use_example(window, "currency", max_tokens=8)
+    panel = window.settings_panel
+    generation = GenerationSettings(backend="llamacpp", temperature=0.0, max_tokens=8)
+    panel.set_settings(panel.model_settings(), generation)
+    run_to_end(window)
+    assert window.last_result is None
+    kind, message = window.last_error
+    assert kind == "grammar" and "SIGSEGV" in message
+    assert window.banner.isVisible() and "SIGSEGV" in window.banner.label.text()
+    assert window.run_action.isEnabled()

@@ -1,0 +1,91 @@
+"""The grammar judge: llama.cpp's crashes and hangs on a grammar cost a child process, not us.
+
+The fast tests use the process-wide judge, whose verdicts are kept in the user cache: a fresh
+checkout pays one child start and one crash, later runs read the verdicts back. The slow ones
+use a judge of their own, with an empty cache, to watch children start, die and restart.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from engine.errors import GrammarError
+from engine.grammar import judge
+from engine.grammar.compile import CompiledSchema
+from engine.grammar.judge import GrammarJudge, judge_gbnf
+from engine.masking import make_backend
+
+# 100,000 nested groups: llama.cpp 0.3.36's recursive-descent parser overflows an 8 MB stack
+# (SIGSEGV) from about 15,000; the margin covers a larger stack limit.
+DEEP = "root ::= " + "(" * 100_000 + '"a"' + ")" * 100_000 + "\n"
+# 2,000 alternatives: llama.cpp keeps one stack per alternative and checks every token against
+# each, so the first mask over the 262k vocabulary takes about 3 s on a 2-core machine.
+SLOW = "root ::= " + " | ".join(f'"x{i}"' for i in range(2000)) + "\n"
+SMALL_LIMIT_S = 0.3
+
+
+def test_a_grammar_that_crashes_llama_cpp_is_a_grammar_error():
+    with pytest.raises(GrammarError) as info:
+        judge_gbnf(DEEP)
+    message = str(info.value)
+    assert "llama.cpp crashed on this grammar (SIGSEGV)" in message
+    assert "llamacpp backend refuses it" in message and "llguidance backend may still" in message
+    # Still here: the segfault happened in the judge's child.
+
+
+def test_the_llamacpp_backend_refuses_a_crashing_grammar(model):
+    compiled = CompiledSchema(schema={}, gbnf=DEEP, text="{}")
+    with pytest.raises(GrammarError, match=r"SIGSEGV"):
+        make_backend("llamacpp", model, compiled)
+
+
+def test_a_verdict_is_judged_once():
+    judge_gbnf('root ::= "judged once"\n')
+    with pytest.raises(GrammarError):
+        judge_gbnf(DEEP)
+    starts = judge._judge.starts
+    # A crash ends the child, so judging DEEP again would have to start another one.
+    with pytest.raises(GrammarError, match="SIGSEGV"):
+        judge_gbnf(DEEP)
+    assert judge._judge.starts == starts
+    # A new process (here a new judge) reads the verdict from the cache folder.
+    fresh = GrammarJudge()
+    assert fresh.verdict(DEEP).outcome == "crashed"
+    assert fresh.starts == 0
+
+
+def test_llama_cpp_parse_errors_keep_their_own_words():
+    with pytest.raises(GrammarError, match="Undefined rule identifier 'value'") as info:
+        judge_gbnf("root ::= value\n")
+    assert "error parsing grammar" in info.value.detail
+
+
+@pytest.mark.slow
+def test_a_crashed_child_is_replaced(tmp_path: Path):
+    own = GrammarJudge(folder=tmp_path)
+    try:
+        crashed = own.verdict(DEEP)
+        assert (crashed.outcome, crashed.returncode) == ("crashed", -signal.SIGSEGV)
+        assert own.verdict('root ::= "a"\n').outcome == "ok"
+        assert own.starts == 2
+        assert len(list(tmp_path.glob("*.json"))) == 2  # both written, no partial file left
+    finally:
+        own.stop()
+
+
+@pytest.mark.slow
+def test_a_grammar_past_the_time_limit_is_stopped(tmp_path: Path):
+    own = GrammarJudge(limit_s=SMALL_LIMIT_S, folder=tmp_path)
+    try:
+        hung = own.verdict(SLOW)
+        assert hung.outcome == "hung"
+        assert f"did not finish this grammar within {SMALL_LIMIT_S:g} s" in str(hung.error())
+        assert own.verdict('root ::= "a"\n').outcome == "ok"
+        assert own.starts == 2  # the stopped child was replaced
+        # A slow machine may finish it another day: that verdict is not written down.
+        assert len(list(tmp_path.glob("*.json"))) == 1
+    finally:
+        own.stop()
