@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from engine.cli import generate, gui, setup
+from engine.cli import check, generate, gui, setup
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import BrokenBuildError
@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_parser(sub)
     _add_bench(sub)
     setup.add_parser(sub)
+    check.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,99 @@
+"""What `maskscope check` reads: MaskBench files, JSON-Schema-Test-Suite files, or a bare
+schema with its instances in a JSON-lines file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import MaskscopeError
+
+_LABELLED = frozenset({"data", "valid", "description"})
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    data: Any
+    valid: bool | None  # what the file says; None when it says nothing (jsonschema judges)
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One schema and the instances to check against it."""
+
+    file: str
+    group: str | None  # a JSON-Schema-Test-Suite group's description; None elsewhere
+    schema: Any
+    instances: tuple[Instance, ...]
+
+    @property
+    def name(self) -> str:
+        stem = Path(self.file).stem
+        return stem if self.group is None else f"{stem}: {self.group}"
+
+
+def load_cases(path: str, instances: str | None = None) -> list[Case]:
+    """Every case in one file. `instances` (JSON lines) goes with a bare schema only."""
+    data = _read_json(path)
+    if instances is not None:
+        return [Case(path, None, data, tuple(_read_instances(instances)))]
+    if isinstance(data, list):
+        return [_group(path, i, g) for i, g in enumerate(data)]
+    if isinstance(data, dict) and isinstance(data.get("tests"), list) and "schema" in data:
+        return [Case(path, None, data["schema"], tuple(_labelled(path, t) for t in data["tests"]))]
+    raise MaskscopeError(
+        f"{path} is neither a MaskBench file ({{schema, tests}}) nor a JSON-Schema-Test-Suite "
+        "file (a list of groups); for a bare schema give its instances with --instances"
+    )
+
+
+def _group(path: str, index: int, group: Any) -> Case:
+    if not isinstance(group, dict) or "schema" not in group or "tests" not in group:
+        raise MaskscopeError(f"{path}: group {index + 1} has no schema and tests")
+    description = str(group.get("description") or f"group {index + 1}")
+    tests = tuple(_labelled(path, t) for t in group["tests"])
+    return Case(path, description, group["schema"], tests)
+
+
+def _labelled(path: str, test: Any) -> Instance:
+    if not isinstance(test, dict) or "data" not in test:
+        raise MaskscopeError(f"{path}: a test has no `data`")
+    valid = test.get("valid")
+    label = valid if isinstance(valid, bool) else None
+    return Instance(test["data"], label, str(test.get("description") or ""))
+
+
+def _read_instances(path: str) -> list[Instance]:
+    """One JSON value a line, or a labelled `{"data", "valid"?, "description"?}` line."""
+    found = []
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise MaskscopeError(f"{path}, line {number}: not JSON ({exc.msg})") from None
+        if isinstance(value, dict) and "data" in value and set(value) <= _LABELLED:
+            found.append(_labelled(path, value))
+        else:
+            found.append(Instance(value, None))
+    return found
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise MaskscopeError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MaskscopeError(f"file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MaskscopeError(f"cannot read {path}: {exc}") from None

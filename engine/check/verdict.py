@@ -1,0 +1,132 @@
+"""One instance's verdicts, the grammar's beside jsonschema's, and what explains a difference.
+
+A grammar that accepts an instance jsonschema rejects is explained only when, for every
+error jsonschema reports, the compiler itself said it does not enforce that error's keyword
+(`error.validator`) on that error's subschema. The subschema is matched by identity: the
+compiler's JSON path is walked through the schema and must land on the very node jsonschema
+judged by (so a `$ref` followed by jsonschema still matches the path under `$defs`). A path
+that leads nowhere in the schema matches on the keyword alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from engine.grammar.report import Unenforced
+from engine.schema.parse import validator_class
+
+_PART = re.compile(r"""\.([^.\[]+)|\[(\d+)\]|\[(['"])(.*?)\3\]""")
+_NOWHERE = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How one instance fared."""
+
+    index: int
+    description: str
+    text: str  # the instance as written for the grammar
+    valid: bool  # jsonschema's verdict
+    accepted: bool  # the grammar's verdict
+    where: str  # Fed.where: "accepted", or the first rejected character and token
+    at: int | None = None  # the character offset in `text` where the grammar refused
+    label: bool | None = None  # what the input file says, where it says
+    explained_by: tuple[Unenforced, ...] = ()
+    errors: tuple[str, ...] = ()  # jsonschema's messages, when it rejects
+
+    @property
+    def over_constrained(self) -> bool:
+        return self.valid and not self.accepted
+
+    @property
+    def unexplained(self) -> bool:
+        return not self.valid and self.accepted and not self.explained_by
+
+    @property
+    def agrees(self) -> bool:
+        return self.valid == self.accepted
+
+    def excerpt(self, width: int = 40) -> str:
+        """The written text around where the grammar refused it, the spot marked ⟦here⟧."""
+        if self.at is None:
+            return _clip(self.text, 2 * width)
+        before, after = self.text[: self.at], self.text[self.at :]
+        head = before if len(before) <= width else "…" + before[-width:]
+        tail = after if len(after) <= width else after[:width] + "…"
+        return f"{head}⟦here⟧{tail}"
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width] + "…"
+
+
+def schema_errors(instance: Any, schema: Any) -> list[ValidationError]:
+    """jsonschema's errors, judged as engine.schema.validate judges (formats asserted)."""
+    cls = validator_class(schema)
+    return list(cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(instance))
+
+
+def explanation(
+    schema: Any, errors: Iterable[ValidationError], gaps: Sequence[Unenforced]
+) -> tuple[Unenforced, ...]:
+    """The gaps that explain every error, or () when one error has none."""
+    nodes = [(gap, _node_at(schema, gap.path)) for gap in gaps]
+    used: list[Unenforced] = []
+    for error in errors:
+        found = _explain(error, nodes)
+        if not found:
+            return ()
+        used += found
+    return tuple(dict.fromkeys(used))
+
+
+def _explain(error: ValidationError, nodes: list[tuple[Unenforced, Any]]) -> list[Unenforced]:
+    keyword = error.validator
+    if keyword is None:  # a `false` subschema: jsonschema names the keyword it sits under
+        parts = [p for p in error.absolute_schema_path if isinstance(p, str)]
+        keyword = parts[-1] if parts else "false"
+        return [gap for gap, _ in nodes if gap.keyword == keyword][:1]
+    for gap, node in nodes:
+        if gap.keyword == keyword and (node is _NOWHERE or node is error.schema):
+            return [gap]
+    if keyword in ("anyOf", "oneOf") and error.context:
+        # Every branch failed; the grammar let the instance through one of them, so that
+        # branch's errors must all be explained.
+        for branch in _branches(error.context):
+            found = [_explain(e, nodes) for e in branch]
+            if all(found):
+                return [gap for f in found for gap in f]
+    return []
+
+
+def _branches(context: Iterable[ValidationError]) -> list[list[ValidationError]]:
+    by_index: dict[Any, list[ValidationError]] = {}
+    for error in context:
+        head = error.relative_schema_path[0] if error.relative_schema_path else None
+        by_index.setdefault(head, []).append(error)
+    return list(by_index.values())
+
+
+def _node_at(schema: Any, path: str) -> Any:
+    """The subschema a compiler's JSON path ($.properties.a, $.allOf[0]) names, or _NOWHERE."""
+    if not path.startswith("$"):
+        return _NOWHERE
+    node, rest = schema, path[1:]
+    while rest:
+        match = _PART.match(rest)
+        if match is None:
+            return _NOWHERE
+        rest = rest[match.end() :]
+        key = match.group(1) or match.group(2) or match.group(4)
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return _NOWHERE
+    return node
