@@ -183,6 +183,11 @@ class GrammarJudge:
             self._known[key] = found
             return found
 
+    def forget_child(self) -> None:
+        """Drop the child without stopping it: after a fork it belongs to the parent."""
+        self._lock = threading.Lock()
+        self._child = None
+
     def stop(self) -> None:
         with self._lock:
             if self._child is not None:
@@ -236,6 +241,11 @@ class GrammarJudge:
 
 
 _judge = GrammarJudge()
+if hasattr(os, "register_at_fork"):
+    # A forked worker (multiprocessing on Linux) gets the parent's child, which it cannot talk
+    # to (the reader thread stayed behind), and its lock, maybe held by a thread that stayed
+    # behind too: it starts afresh.
+    os.register_at_fork(after_in_child=lambda: _judge.forget_child())
 
 
 def grammar_verdict(gbnf: str) -> GrammarVerdict:

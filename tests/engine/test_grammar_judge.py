@@ -7,6 +7,8 @@ use a judge of their own, with an empty cache, to watch children start, die and 
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import signal
 from pathlib import Path
 
@@ -87,5 +89,29 @@ def test_a_grammar_past_the_time_limit_is_stopped(tmp_path: Path):
         assert own.starts == 2  # the stopped child was replaced
         # A slow machine may finish it another day: that verdict is not written down.
         assert len(list(tmp_path.glob("*.json"))) == 1
+    finally:
+        own.stop()
+
+
+def _outcome(gbnf: str) -> str:
+    return judge.grammar_verdict(gbnf).outcome
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="no fork here")
+def test_a_forked_worker_judges_with_a_child_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    own = GrammarJudge(folder=tmp_path)
+    monkeypatch.setattr(judge, "_judge", own)
+    try:
+        judge_gbnf('root ::= "parent"\n')  # the parent's child runs when the worker forks
+        # Forked while another thread judges: the worker's copy of the lock is held, by a
+        # thread the worker does not have.
+        with own._lock:
+            pool = multiprocessing.get_context("fork").Pool(1)  # forks its worker now
+        with pool:
+            assert pool.apply_async(_outcome, ('root ::= "worker"\n',)).get(timeout=30) == "ok"
+        assert own.starts == 1  # the worker's child was its own
     finally:
         own.stop()
