@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(GPU)
 QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 \
 	libxkbcommon-x11-0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 libegl1
 
-.PHONY: run test test-fast bench bench-cpu lint format screenshot setup model sysdeps \
+.PHONY: run test test-fast bench bench-cpu fidelity lint format screenshot setup model sysdeps \
 	rebuild-llama clean
 
 setup: $(STAMP) model
@@ -72,6 +72,26 @@ bench: setup
 # The forward pass of each candidate CPU build, side by side (compiles the missing ones first).
 bench-cpu: setup
 	$(BIN)/python -m engine.llama_build.bench
+
+# What each grammar enforces (issue 9): every compiler on every backend it runs on, over the
+# MaskBench dev schemas and the JSON Schema Test Suite (draft2020-12). The table goes to the
+# terminal, one JSON line per schema to $(FIDELITY_OUT) (`maskscope check --summary` reads it
+# back). DATA=DIR for other data, JOBS=N worker processes.
+DATA ?= ../shared/data
+JOBS ?= 2
+FIDELITY_OUT ?= build/fidelity.jsonl
+FIDELITY_FILES = $(wildcard $(DATA)/maskbench-dev/*.json) \
+	$(wildcard $(DATA)/json-schema-test-suite/draft2020-12/*.json)
+fidelity: setup
+	@if [ -z "$(strip $(FIDELITY_FILES))" ]; then \
+		echo "make fidelity: no data: expected $(DATA)/maskbench-dev/*.json and" \
+			"$(DATA)/json-schema-test-suite/draft2020-12/*.json (give DATA=DIR)" >&2; exit 2; fi
+	@for d in maskbench-dev json-schema-test-suite/draft2020-12; do \
+		[ -d "$(DATA)/$$d" ] || echo ">> $(DATA)/$$d is missing: its rows are left out"; done
+	@mkdir -p $(dir $(FIDELITY_OUT))
+	@echo ">> maskscope check --summary on $(words $(FIDELITY_FILES)) files, $(JOBS) workers"
+	@$(BIN)/maskscope check --summary --json --jobs $(JOBS) $(FIDELITY_FILES) > $(FIDELITY_OUT)
+	@echo ">> one line per schema in $(FIDELITY_OUT)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

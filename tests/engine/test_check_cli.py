@@ -1,0 +1,66 @@
+"""`maskscope check` end to end on the fixed sample: worker processes, exit codes, output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.cli.main import main
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+EASY = str(DATA / "maskbench" / "Github_easy---o79427.json")
+# llama.cpp's converter refuses this schema's valid instance (a key "/" under
+# additionalProperties): an over-constraint.
+OVER = str(DATA / "maskbench" / "JME_1.json")
+SUITE = str(DATA / "json-schema-test-suite" / "required.json")
+KEYS = {"file", "compiler", "backend", "compiled", "valid_ok", "valid_n", "invalid_rej"}
+KEYS |= {"invalid_n", "unexplained", "ms"}
+
+
+@pytest.mark.slow
+def test_json_lines_in_input_order_and_exit_1_on_a_refused_valid_instance(capsys, tmp_path):
+    code = main(["check", "--json", "--jobs", "2", "--compiler", "llamacpp", EASY, OVER, SUITE])
+    out = capsys.readouterr().out
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 1
+    assert [Path(ln["file"]).name for ln in lines[:2]] == [Path(EASY).name, Path(OVER).name]
+    assert len(lines) == 2 + 5  # the suite file's five groups
+    easy, over = lines[:2]
+    assert set(easy) == KEYS and easy["valid_ok"] == easy["valid_n"] == 1
+    assert easy["invalid_rej"] == easy["invalid_n"] == 2
+    assert over["valid_ok"] < over["valid_n"]
+    assert all(ln["group"] for ln in lines[2:]) and set(lines[2]) == KEYS | {"group"}
+    # The saved lines make the table again, without running anything.
+    saved = tmp_path / "out.jsonl"
+    saved.write_text(out)
+    assert main(["check", "--summary", str(saved)]) == 0
+    table = capsys.readouterr().out
+    assert "| llamacpp | llguidance | 2 | 100.0% (2/2) | 50.0% (1/2) |" in table
+    assert "| 0 of 1 |" in table  # required.json: not every group passes
+
+
+@pytest.mark.slow
+def test_a_passing_schema_exits_0_with_a_readable_line(capsys):
+    assert main(["check", "--jobs", "1", "--compiler", "llamacpp", EASY]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS  ") and "1/1 valid accepted, 2/2 invalid rejected" in out
+
+
+@pytest.mark.slow
+def test_human_output_names_where_a_valid_instance_was_refused(capsys):
+    assert main(["check", "--jobs", "1", "--compiler", "llamacpp", OVER]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL  ") and "#1 valid, but rejected at character " in out
+    assert ", token " in out and "⟦here⟧" in out
+
+
+def test_the_llguidance_compiler_off_its_backend_is_refused(capsys):
+    assert main(["check", "--compiler", "llguidance", "--backend", "llamacpp", EASY]) == 2
+    assert "llguidance backend only" in capsys.readouterr().err
+
+
+def test_a_missing_file_is_bad_input(capsys, tmp_path):
+    assert main(["check", str(tmp_path / "nope.json")]) == 2
+    assert "file not found" in capsys.readouterr().err
