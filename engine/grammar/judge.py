@@ -33,7 +33,7 @@ from engine.model.paths import cache_dir
 
 LIMIT_S = 20.0  # for one grammar: the slowest real grammar seen took about 4 s
 START_LIMIT_S = 120.0  # the first start may assemble the default model from its package
-_VERSION = "1"  # in the key: a judge that checks differently does not reuse old verdicts
+_VERSION = "2"  # in the key: a judge that checks differently does not reuse old verdicts
 _FOLDER = "grammar-verdicts"
 _REFUSED = "the llamacpp backend refuses it; the llguidance backend may still run it"
 
@@ -58,7 +58,9 @@ class GrammarVerdict:
 
     def error(self) -> GrammarError | None:
         if self.outcome == "rejected":
-            return GrammarError(self.message, self.detail)
+            error = GrammarError(self.message)  # the child's finished message, as it was
+            error.detail = self.detail
+            return error
         if self.outcome == "crashed":
             how = f"crashed on this grammar ({_signal_name(self.returncode)})"
         elif self.outcome == "hung":
@@ -228,16 +230,16 @@ class GrammarJudge:
 
     def _write(self, key: str, found: GrammarVerdict) -> None:
         path = self._path(key)
+        partial = path.with_name(f"{key}.{os.getpid()}.{threading.get_ident()}.partial")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            # A temporary file renamed into place: another process never reads half a verdict.
-            with tempfile.NamedTemporaryFile(
-                "w", dir=path.parent, suffix=".partial", delete=False, encoding="utf-8"
-            ) as f:
-                json.dump(asdict(found), f)
-            os.replace(f.name, path)
+            # Written aside, then renamed into place: another process never reads half of it.
+            partial.write_text(json.dumps(asdict(found)), encoding="utf-8")
+            os.replace(partial, path)
         except OSError:
-            pass  # a read-only cache: the verdict still holds for this process
+            # A read-only or full cache: the verdict still holds for this process.
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
 
 
 _judge = GrammarJudge()

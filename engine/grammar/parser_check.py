@@ -29,7 +29,11 @@ def check_gbnf(gbnf: str) -> None:
                 f"…) is longer than llama.cpp's grammar engine takes (about {_MAX_REPETITION})",
                 detail,
             )
-        raise GrammarError(f"llama.cpp rejected the grammar: {_headline(detail)}", detail)
+        # The headline is llama.cpp's first error line already: given as `detail` to the
+        # constructor, that line would be appended to the message a second time.
+        error = GrammarError(f"llama.cpp rejected the grammar: {_headline(detail)}")
+        error.detail = detail
+        raise error
     llama_cpp.llama_sampler_free(sampler)
 
 

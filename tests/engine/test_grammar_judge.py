@@ -45,7 +45,6 @@ def test_the_llamacpp_backend_refuses_a_crashing_grammar(model):
 
 
 def test_a_verdict_is_judged_once():
-    judge_gbnf('root ::= "judged once"\n')
     with pytest.raises(GrammarError):
         judge_gbnf(DEEP)
     starts = judge._judge.starts
@@ -60,8 +59,9 @@ def test_a_verdict_is_judged_once():
 
 
 def test_llama_cpp_parse_errors_keep_their_own_words():
-    with pytest.raises(GrammarError, match="Undefined rule identifier 'value'") as info:
+    with pytest.raises(GrammarError) as info:
         judge_gbnf("root ::= value\n")
+    assert str(info.value) == "llama.cpp rejected the grammar: Undefined rule identifier 'value'"
     assert "error parsing grammar" in info.value.detail
 
 
