@@ -1,32 +1,209 @@
-"""JSON integers and numbers within a subschema's bounds, as GBNF.
+"""JSON integers and numbers within a subschema's bounds and multipleOf, as GBNF.
 
-First version: plain `json-int` / `json-number`; every numeric keyword is reported.
+Bounds and multipleOf are enforced exactly, as DFAs over the number's text (`digits.py`),
+intersected and written as rules. When an automaton would be too large for a grammar, the
+keyword that makes it large is dropped (the grammar allows more) and reported.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
+from engine.grammar.maskscope import digits
+from engine.grammar.maskscope.dfa import Dfa, intersect, to_gbnf
+from engine.grammar.maskscope.digits import Bound
 from engine.grammar.maskscope.rules import Rules
 from engine.grammar.report import Unenforced
 
-_NUMERIC_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+# Above this many DFA states (about as many rules), the grammar is looser and says so.
+MAX_STATES = 300
+# With bounds this close, the multiples between them are listed one by one.
+MAX_LISTED = 64
 
 
 def integer_rule(rules: Rules, node: Mapping[str, Any], path: str, gaps: list[Unenforced]) -> str:
-    """JSON integers within node's bounds and multipleOf (2020-12, numeric bounds)."""
-    _report_all(node, path, gaps)
-    return "json-int"
+    """JSON integers within node's minimum/maximum/exclusive* and multipleOf."""
+    return _rule(rules, node, path, gaps, fraction=False)
 
 
 def number_rule(rules: Rules, node: Mapping[str, Any], path: str, gaps: list[Unenforced]) -> str:
-    """JSON numbers (no exponent) within node's bounds, as exactly as a grammar can."""
-    _report_all(node, path, gaps)
-    return "json-number"
+    """JSON numbers (no exponent) within node's bounds and multipleOf, exactly."""
+    return _rule(rules, node, path, gaps, fraction=True)
 
 
-def _report_all(node: Mapping[str, Any], path: str, gaps: list[Unenforced]) -> None:
-    for keyword in _NUMERIC_KEYWORDS:
-        if keyword in node:
-            gaps.append(Unenforced(path, keyword, "numeric bounds are not enforced yet"))
+def _rule(
+    rules: Rules, node: Mapping[str, Any], path: str, gaps: list[Unenforced], fraction: bool
+) -> str:
+    dfa = language(node, path, gaps, fraction)
+    if dfa is None:
+        return "json-number" if fraction else "json-int"
+    if dfa.empty:
+        # Imported here until the core's normalize.py is committed beside this module.
+        from engine.grammar.maskscope.normalize import Unsatisfiable
+
+        kind = "number" if fraction else "integer"
+        raise Unsatisfiable(path, f"no {kind} meets its minimum, maximum and multipleOf")
+    return to_gbnf(rules, dfa, "number" if fraction else "integer")
+
+
+def language(
+    node: Mapping[str, Any], path: str, gaps: list[Unenforced], fraction: bool
+) -> Dfa | None:
+    """The DFA of the number texts node allows; None for every integer (or number)."""
+    lower, upper = _bounds(node, path, gaps)
+    step = written_step = _multiple_of(node, path, gaps)
+    if step is not None and not fraction and digits.integer_step(step, fraction) == 1:
+        step = None  # every integer is a multiple of 1, 0.5, 1e-8...
+    if written_step is not None and _inexact_float(node):
+        gaps.append(Unenforced(path, "multipleOf", _FLOAT_NOTE))
+    if lower is None and upper is None and step is None:
+        return None
+    dfa, dropped = _automaton(lower, upper, step, fraction)
+    gaps += [Unenforced(path, keyword, note) for keyword, note in dropped]
+    return dfa
+
+
+def _automaton(
+    lower: Bound | None, upper: Bound | None, step: Decimal | None, fraction: bool
+) -> tuple[Dfa | None, list[tuple[str, str]]]:
+    """The tightest automaton small enough, and the (keyword, note) pairs it leaves out."""
+    if step is not None:
+        exact = _small(_intersect_all(digits.signed_range(lower, upper, fraction), step, fraction))
+        if exact is None:
+            exact = _listed(lower, upper, step, fraction)
+        if exact is not None:
+            return exact, []
+    dropped = [("multipleOf", f"with these bounds, {_TOO_LARGE}")] if step is not None else []
+    bounds = [b for b in (lower, upper) if b is not None]
+    for lo, hi in dict.fromkeys(((lower, upper), (lower, None), (None, upper))):
+        if lo is None and hi is None:
+            continue
+        ranged = _small(digits.signed_range(lo, hi, fraction))
+        if ranged is not None:
+            lost = [b for b in bounds if b is not lo and b is not hi]
+            return ranged, dropped + _long_bounds(lost)
+    if step is not None:
+        alone = _small(_multiples(step, fraction))
+        if alone is not None:
+            return alone, _long_bounds(bounds)
+    return None, dropped + _long_bounds(bounds)
+
+
+# A bound longer than this needs more states than MAX_STATES: skip building it.
+_MAX_DIGITS = 100
+_TOO_LARGE = "the grammar would need more rules than llama.cpp handles well"
+
+
+def _long_bounds(bounds: list[Bound]) -> list[tuple[str, str]]:
+    return [(b.keyword, f"a bound with this many digits: {_TOO_LARGE}") for b in bounds]
+
+
+def _intersect_all(ranged: Dfa | None, step: Decimal, fraction: bool) -> Dfa | None:
+    multiples = _multiples(step, fraction)
+    if ranged is None or multiples is None:
+        return None
+    return intersect(ranged, multiples)
+
+
+def _small(dfa: Dfa | None) -> Dfa | None:
+    return dfa if dfa is not None and dfa.size <= MAX_STATES else None
+
+
+def _multiples(step: Decimal, fraction: bool) -> Dfa | None:
+    return digits.multiples(step, fraction, limit=_MULTIPLES_LIMIT)
+
+
+# Remainders explored for multipleOf: a few thousand keep the compile within milliseconds.
+_MULTIPLES_LIMIT = 4000
+
+
+def _listed(lower: Bound | None, upper: Bound | None, step: Decimal, fraction: bool) -> Dfa | None:
+    """The multiples of `step` between close bounds, listed, when they are integers."""
+    k = digits.integer_step(step, fraction)
+    if lower is None or upper is None or k is None:
+        return None
+    first = math.ceil(Fraction(lower.value) / k)
+    last = math.floor(Fraction(upper.value) / k)
+    if last - first + 1 > MAX_LISTED:
+        return None
+    inside = [
+        n * k
+        for n in range(first, last + 1)
+        if (lower.inclusive or n * k != lower.value) and (upper.inclusive or n * k != upper.value)
+    ]
+    return _small(digits.literals([str(v) for v in inside], fraction))
+
+
+_BOUNDS = (
+    ("minimum", True, True),
+    ("exclusiveMinimum", False, True),
+    ("maximum", True, False),
+    ("exclusiveMaximum", False, False),
+)
+
+
+def _bounds(
+    node: Mapping[str, Any], path: str, gaps: list[Unenforced]
+) -> tuple[Bound | None, Bound | None]:
+    """The tightest lower and upper bound; draft-04's boolean exclusive* read as well."""
+    lower: Bound | None = None
+    upper: Bound | None = None
+    for keyword, inclusive, is_lower in _BOUNDS:
+        raw = node.get(keyword)
+        if raw is None or isinstance(raw, bool):
+            continue
+        value = _decimal(raw)
+        if value is None:
+            gaps.append(Unenforced(path, keyword, "not a finite number"))
+            continue
+        if keyword in ("minimum", "maximum"):
+            # Draft-04: `exclusiveMinimum: true` makes `minimum` itself exclusive.
+            inclusive = node.get("exclusive" + keyword.capitalize()) is not True
+        if len(format(abs(value), "f")) > _MAX_DIGITS:
+            gaps.append(Unenforced(path, keyword, f"a bound with this many digits: {_TOO_LARGE}"))
+            continue
+        bound = Bound(value, inclusive, keyword)
+        if is_lower:
+            lower = digits.tighter_lower(lower, bound)
+        else:
+            upper = digits.tighter_upper(upper, bound)
+    return lower, upper
+
+
+def _multiple_of(node: Mapping[str, Any], path: str, gaps: list[Unenforced]) -> Decimal | None:
+    raw = node.get("multipleOf")
+    if raw is None:
+        return None
+    value = None if isinstance(raw, bool) else _decimal(raw)
+    if value is None or value <= 0:
+        gaps.append(Unenforced(path, "multipleOf", "not a positive number"))
+        return None
+    return value
+
+
+# 0.01 is no binary fraction: jsonschema's float division calls 0.07 no multiple of it (and 3
+# none of 1e-8), while the grammar, reading decimals, allows them.
+_FLOAT_NOTE = (
+    "enforced on exact decimals; jsonschema divides in floating point and rejects "
+    "some exact multiples"
+)
+
+
+def _inexact_float(node: Mapping[str, Any]) -> bool:
+    raw = node.get("multipleOf")
+    return isinstance(raw, float) and Fraction(raw) != Fraction(Decimal(repr(raw)))
+
+
+def _decimal(raw: object) -> Decimal | None:
+    """The bound as the decimal it is written as (floats through their shortest repr)."""
+    if isinstance(raw, int):
+        return Decimal(raw)
+    if isinstance(raw, float):
+        return Decimal(repr(raw)) if math.isfinite(raw) else None
+    if isinstance(raw, Decimal):
+        return raw if raw.is_finite() else None
+    return None

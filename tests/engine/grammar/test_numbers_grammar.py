@@ -1,0 +1,117 @@
+"""The numeric GBNF means what its automaton means, to llama.cpp's parser and to llguidance."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.check.feed import grammar_accepts
+from engine.grammar.maskscope.numbers import integer_rule, number_rule
+from engine.grammar.maskscope.rules import Rules
+from engine.grammar.parser_check import check_gbnf
+from engine.grammar.report import Unenforced
+from engine.masking.llguidance import gbnf_to_lark
+from tests.engine.grammar.test_numbers_language import (
+    bound_nodes,
+    decimals,
+    integers,
+    meets,
+    small,
+    written,
+)
+
+
+def grammar(node: dict[str, object], fraction: bool) -> str:
+    rules, gaps = Rules(), list[Unenforced]()
+    body = (number_rule if fraction else integer_rule)(rules, node, "$", gaps)
+    return rules.gbnf(body)
+
+
+def grammar_says(model, node: dict[str, object], fraction: bool, text: str) -> bool:
+    from engine.grammar.maskscope.normalize import Unsatisfiable
+
+    try:
+        gbnf = grammar(node, fraction)
+    except Unsatisfiable:
+        return False
+    return grammar_accepts(model, gbnf, text)
+
+
+# Each grammar check builds a matcher and feeds a text through the real tokenizer (~ms).
+few = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@few
+@given(bound_nodes(integers), integers)
+def test_integer_bounds(model, node: dict[str, object], value: int) -> None:
+    assert grammar_says(model, node, False, str(value)) == meets(node, Fraction(value))
+
+
+@few
+@given(bound_nodes(decimals), decimals)
+def test_number_bounds(model, node: dict[str, object], value: Fraction) -> None:
+    assert grammar_says(model, node, True, written(value)) == meets(node, value)
+
+
+@few
+@given(st.integers(2, 30), small, bound_nodes(small))
+def test_integer_multiples_with_bounds(model, step: int, value: int, bounds: dict) -> None:
+    node = {"multipleOf": step, **bounds}
+    assert grammar_says(model, node, False, str(value)) == meets(node, Fraction(value))
+
+
+NODES = [
+    ({"minimum": 0}, False),
+    ({"minimum": -2, "maximum": 2147483647}, False),
+    ({"minimum": 1.1}, True),
+    ({"exclusiveMaximum": 3.0}, True),
+    ({"minimum": 78.55, "maximum": 79.3333}, True),
+    ({"minimum": 1, "maximum": 65535, "multipleOf": 7}, False),
+    ({"multipleOf": 0.01}, True),
+    ({"multipleOf": 1.5}, True),
+    ({"minimum": 0, "maximum": 10**9, "multipleOf": 123456789}, False),
+    ({"minimum": -2206368037000, "maximum": 4100000000000}, False),
+]
+
+
+@pytest.mark.parametrize(("node", "fraction"), NODES)
+def test_both_engines_read_the_grammar(node: dict[str, object], fraction: bool) -> None:
+    text = grammar(node, fraction)
+    check_gbnf(text)
+    gbnf_to_lark(text)
+
+
+@pytest.mark.parametrize(
+    "node", [{"minimum": 5, "maximum": 3}, {"minimum": 1, "maximum": 6, "multipleOf": 7}]
+)
+def test_no_integer_in_range_is_unsatisfiable(node: dict[str, object]) -> None:
+    from engine.grammar.maskscope.normalize import Unsatisfiable
+
+    with pytest.raises(Unsatisfiable, match="no integer meets"):
+        grammar(node, False)
+
+
+def test_written_values_from_the_test_suite(model) -> None:
+    """The JSON-Schema-Test-Suite's own numeric cases, each written as `check` writes it."""
+    cases = [
+        ({"minimum": 1.1}, "2.6", True),
+        ({"minimum": 1.1}, "1.1", True),
+        ({"minimum": 1.1}, "0.6", False),
+        ({"minimum": -2}, "-2", True),
+        ({"minimum": -2}, "-2.0001", False),
+        ({"maximum": 300}, "299.97", True),
+        ({"maximum": 300}, "300.5", False),
+        ({"exclusiveMinimum": 1.1}, "1.1", False),
+        ({"exclusiveMaximum": 3.0}, "2.2", True),
+        ({"multipleOf": 1.5}, "-4.5", True),
+        ({"multipleOf": 1.5}, "35", False),
+        ({"multipleOf": 0.0001}, "0.0075", True),
+        ({"multipleOf": 0.0001}, "0.00751", False),
+    ]
+    for node, text, valid in cases:
+        assert grammar_accepts(model, grammar(node, True), text) == valid, (node, text)
