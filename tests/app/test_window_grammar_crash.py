@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-import app.run.worker
+import engine.grammar.compile
 from app.main_window import MainWindow
-from engine.grammar.compile import CompiledSchema
 from engine.settings import GenerationSettings
 
 # Nested groups deep enough to overflow llama.cpp's recursive parser (see test_grammar_judge).
@@ -19,12 +16,9 @@ def test_a_crashing_grammar_is_refused_in_the_window(
     window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No schema makes the llama.cpp converter emit such a grammar (it refuses deep nesting
-    first), so the worker's compile_schema hands over this one; the rest is the real engine."""
-
-    def crashing(text: str, *args: Any) -> CompiledSchema:
-        return CompiledSchema(schema={}, gbnf=DEEP, text=text)
-
-    monkeypatch.setattr(app.run.worker, "compile_schema", crashing)
+    first), so the converter hands over this one; the rest is the real engine: the editor's
+    check and the run's compile judge it in a child, the llamacpp backend refuses it."""
+    monkeypatch.setattr(engine.grammar.compile, "schema_to_gbnf", lambda schema: DEEP)
     use_example(window, "currency", max_tokens=8)
     panel = window.settings_panel
     generation = GenerationSettings(backend="llamacpp", temperature=0.0, max_tokens=8)
