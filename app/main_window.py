@@ -34,7 +34,7 @@ from engine.errors import GrammarError, MaskscopeError, SchemaInvalidError, Sche
 from engine.examples import Example, examples
 from engine.model.llama import ModelInfo
 from engine.records import RunResult, StepRecord
-from engine.runs.saved import SavedRun, load_run, save_run
+from engine.runs.saved import SavedRun, load_run, run_settings, save_run
 from engine.schema.parse import parse_schema
 from engine.settings import ModelSettings
 
@@ -236,6 +236,8 @@ class MainWindow(QMainWindow):
         c.sig_error.connect(self._on_error)
         c.sig_run_ended.connect(self._on_run_ended)
         self.settings_panel.sig_model_changed.connect(self.controller.load)
+        # The note under the schema is the chosen compiler's own report.
+        self.settings_panel.compiler.currentTextChanged.connect(self.schema_editor.set_compiler)
         self.schema_editor.editor.document().modificationChanged.connect(self.setWindowModified)
 
     def _restore(self) -> None:
@@ -381,7 +383,12 @@ class MainWindow(QMainWindow):
         self._run_inputs, self._run_records = (run.schema_text, run.prompt), list(run.records)
         self._model_name = run.model
         self._on_finished(run.result)
-        self.status.showMessage(f"Replaying a saved run of {run.model} from {path}", 0)
+        made = run_settings(run)
+        self.status.showMessage(
+            f"Replaying a saved run of {run.model} ({made.compiler} compiler, "
+            f"{made.backend} backend) from {path}",
+            0,
+        )
         return True
 
     def save_schema(self) -> bool:
@@ -436,6 +443,9 @@ class MainWindow(QMainWindow):
             self.settings_panel.model_settings(),
             self.settings_panel.generation_settings(),
         )
+        if (problem := generation.problem()) is not None:  # the panel greys these out
+            self._on_error("settings", problem)
+            return False
         self.store.set_generation_settings(generation)
         self._run_inputs, self._run_records = (schema_text, self.prompt_pane.text()), []
         self.save_run_action.setEnabled(False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from engine.settings import (
     BACKENDS,
+    COMPILERS,
     MAX_TOKENS,
     N_GPU_LAYERS,
     SEED,
@@ -32,6 +33,17 @@ from engine.settings import (
 )
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
+COMPILER_TIPS = {
+    "maskscope": "Maskscope's own compiler: GBNF that runs on both backends and on stock "
+    "llama.cpp, with a report of each keyword it does not enforce.",
+    "llamacpp": "llama-cpp-python's converter (json_schema_to_gbnf): what llama-cpp-python "
+    "users get. Runs on both backends.",
+    "llguidance": "llguidance's own JSON Schema compiler: what vLLM, SGLang and "
+    "llguidance-enabled llama.cpp users get. Runs on the llguidance backend only; it refuses "
+    "a schema with a keyword it cannot enforce.",
+}
+LLGUIDANCE_ONLY = "The llguidance compiler's grammar runs on the llguidance backend only."
+OTHER_BACKEND = "the other backend"
 
 
 class SettingsPanel(QGroupBox):
@@ -66,6 +78,16 @@ class SettingsPanel(QGroupBox):
             "Layers to offload to the GPU: -1 (“all”) offloads every "
             "layer, 0 keeps the model on the CPU. Ignored by CPU-only "
             "builds of llama.cpp."
+        )
+
+        self.compiler = QComboBox(self)
+        self.compiler.setObjectName("compiler")
+        for i, name in enumerate(COMPILERS):
+            self.compiler.addItem(name)
+            self.compiler.setItemData(i, COMPILER_TIPS[name], Qt.ItemDataRole.ToolTipRole)
+        self.compiler.setToolTip(
+            "What turns the schema into the grammar. The note under the schema says what "
+            "this compiler's grammar does not enforce."
         )
 
         self.backend = QComboBox(self)
@@ -111,10 +133,19 @@ class SettingsPanel(QGroupBox):
             "the grammar, not just the probable head. Slower, but the "
             "valid mass becomes exact."
         )
-        self.cross_check = QCheckBox("Cross-check backends", self)
+        self.cross_check = QCheckBox("Cross-check with", self)
         self.cross_check.setToolTip(
-            "Also compute the other backend's mask each step and report "
-            "tokens the two disagree on. Slower."
+            "Also compute a second mask each step and report the tokens the two "
+            "disagree on. Slower."
+        )
+        self.cross_check_with = QComboBox(self)
+        self.cross_check_with.setObjectName("crossCheckWith")
+        self.cross_check_with.addItem(OTHER_BACKEND, None)
+        for name in COMPILERS:
+            self.cross_check_with.addItem(f"the {name} compiler", name)
+        self.cross_check_with.setToolTip(
+            "The other backend, on the same grammar; or another compiler's grammar, on the "
+            "same backend: where two compilers' masks differ at each step."
         )
         self.chat_template = QCheckBox("Use chat template", self)
         self.chat_template.setToolTip(
@@ -125,16 +156,19 @@ class SettingsPanel(QGroupBox):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         form.addRow("Model:", path_row)
         form.addRow("GPU layers:", self.gpu_layers)
+        form.addRow("Compiler:", self.compiler)
         form.addRow("Backend:", self.backend)
         form.addRow("Temperature:", self.temperature)
         form.addRow("Seed:", self.seed)
         form.addRow("Max tokens:", self.max_tokens)
         form.addRow("Top-K shown:", self.top_k)
         form.addRow(self.exact_mask)
-        form.addRow(self.cross_check)
+        form.addRow(self.cross_check, self.cross_check_with)
         form.addRow(self.chat_template)
 
         self.backend.currentTextChanged.connect(self._update_enabled)
+        self.compiler.currentTextChanged.connect(self._update_enabled)
+        self.cross_check.toggled.connect(self._update_enabled)
         self.model_path.editingFinished.connect(self._emit_if_model_changed)
         self.gpu_layers.editingFinished.connect(self._emit_if_model_changed)
         self.set_settings(ModelSettings(), GenerationSettings())
@@ -152,9 +186,11 @@ class SettingsPanel(QGroupBox):
             seed=self.seed.value(),
             top_k=self.top_k.value(),
             backend=self.backend.currentText(),
+            compiler=self.compiler.currentText(),
             # Only the llamacpp backend has a non-exact mode; the box is greyed out otherwise.
             exact_mask=self.exact_mask.isChecked() and self.backend.currentText() == "llamacpp",
             cross_check=self.cross_check.isChecked(),
+            cross_check_compiler=self.cross_check_with.currentData(),
             chat_template=self.chat_template.isChecked(),
         )
 
@@ -170,10 +206,15 @@ class SettingsPanel(QGroupBox):
         self.temperature.setValue(generation.temperature)
         self.seed.setValue(generation.seed)
         self.top_k.setValue(generation.top_k)
+        if generation.compiler in COMPILERS:
+            self.compiler.setCurrentText(generation.compiler)
         if generation.backend in BACKENDS:
             self.backend.setCurrentText(generation.backend)
         self.exact_mask.setChecked(generation.exact_mask)
         self.cross_check.setChecked(generation.cross_check)
+        self.cross_check_with.setCurrentIndex(
+            max(0, self.cross_check_with.findData(generation.cross_check_compiler))
+        )
         self.chat_template.setChecked(generation.chat_template)
         self._update_enabled()
 
@@ -194,13 +235,42 @@ class SettingsPanel(QGroupBox):
             self.chat_template.setChecked(False)
 
     def _update_enabled(self) -> None:
-        self.exact_mask.setEnabled(self.backend.currentText() == "llamacpp")
+        """Grey out what cannot run with the rest, so that every choice left is one that runs:
+        the llguidance compiler takes the llguidance backend with it."""
+        compiler = self.compiler.currentText()
+        llguidance_only = compiler == "llguidance"
+        if llguidance_only:
+            self.backend.setCurrentText("llguidance")
+        _enable_item(self.backend, "llamacpp", not llguidance_only, "", LLGUIDANCE_ONLY)
+        backend = self.backend.currentText()
+        self.exact_mask.setEnabled(backend == "llamacpp")
+        self.cross_check_with.setEnabled(self.cross_check.isChecked())
+        other = self.cross_check_with
+        _enable_item(other, OTHER_BACKEND, not llguidance_only, "", LLGUIDANCE_ONLY)
+        for name in COMPILERS:
+            runs = name != compiler and (name != "llguidance" or backend == "llguidance")
+            why_not = "The run's own compiler." if name == compiler else LLGUIDANCE_ONLY
+            _enable_item(other, f"the {name} compiler", runs, COMPILER_TIPS[name], why_not)
+        if not _item_enabled(other, other.currentIndex()):
+            other.setCurrentIndex(next(i for i in range(other.count()) if _item_enabled(other, i)))
 
     def _emit_if_model_changed(self) -> None:
         current = self.model_settings()
         if current != self._last_model:
             self._last_model = current
             self.sig_model_changed.emit(current)
+
+
+def _enable_item(combo: QComboBox, text: str, enabled: bool, tip: str, why_not: str) -> None:
+    """Grey out one entry of a combo box, or not; its tooltip says why it is greyed."""
+    index = combo.findText(text)
+    combo.model().item(index).setEnabled(enabled)  # every QComboBox starts with a
+    # QStandardItemModel, whose items can be greyed one by one
+    combo.setItemData(index, (tip if enabled else why_not) or None, Qt.ItemDataRole.ToolTipRole)
+
+
+def _item_enabled(combo: QComboBox, index: int) -> bool:
+    return combo.model().item(index).isEnabled()
 
 
 def _set_range(box: QSpinBox | QDoubleSpinBox, bounds: Range) -> None:

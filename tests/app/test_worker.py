@@ -25,11 +25,11 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     real: Callable[[str], Any] = app.run.worker.compile_schema
     calls: list[str] = []
 
-    def buggy_once(text: str) -> Any:
+    def buggy_once(text: str, compiler: str) -> Any:
         calls.append(text)
         if len(calls) == 1:
             raise RuntimeError("an engine bug")
-        return real(text)
+        return real(text, compiler)
 
     monkeypatch.setattr(app.run.worker, "compile_schema", buggy_once)
     use_example(window, "currency", max_tokens=40)

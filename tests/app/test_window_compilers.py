@@ -1,0 +1,117 @@
+"""The Compiler choice in the window: every combination the panel offers runs, the note under
+the schema is the chosen compiler's report, the choice is remembered, and a cross-check can
+show where two compilers' masks differ."""
+
+from __future__ import annotations
+
+import itertools
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox
+
+from app.main_window import MainWindow
+from app.settings.panel import SettingsPanel
+from app.settings.store import SettingsStore
+from engine.settings import BACKENDS, COMPILERS, GenerationSettings
+
+UNIQUE = '{"type": "array", "uniqueItems": true}'
+MULTIPLE_OF_3 = '{"type": "integer", "multipleOf": 3}'
+
+
+def _offered(combo: QComboBox) -> list[int]:
+    return [i for i in range(combo.count()) if combo.model().item(i).isEnabled()]
+
+
+def test_each_compiler_says_what_it_is(qtbot) -> None:
+    panel = SettingsPanel()
+    qtbot.addWidget(panel)
+    tips = [panel.compiler.itemData(i, Qt.ItemDataRole.ToolTipRole) for i in range(3)]
+    assert [panel.compiler.itemText(i) for i in range(3)] == list(COMPILERS)
+    assert "Maskscope's own" in tips[0] and "llama-cpp-python" in tips[1]
+    assert "llguidance backend only" in tips[2]
+
+
+def test_every_combination_the_panel_offers_runs(qtbot) -> None:
+    panel = SettingsPanel()
+    qtbot.addWidget(panel)
+    seen = set()
+    for compiler, backend, cross in itertools.product(COMPILERS, BACKENDS, (False, True)):
+        panel.compiler.setCurrentText(compiler)
+        if panel.backend.findText(backend) not in _offered(panel.backend):
+            continue
+        panel.backend.setCurrentText(backend)
+        panel.cross_check.setChecked(cross)
+        assert panel.cross_check_with.isEnabled() == cross
+        for index in _offered(panel.cross_check_with):
+            panel.cross_check_with.setCurrentIndex(index)
+            settings = panel.generation_settings()
+            assert settings.problem() is None, settings
+            seen.add((settings.compiler, settings.backend, settings.cross_check_compiler))
+    # The premise: the panel offers both kinds of cross-check, and refuses one combination.
+    assert ("llamacpp", "llguidance", None) in seen
+    assert ("llamacpp", "llguidance", "llguidance") in seen
+    assert not any(c == "llguidance" and b == "llamacpp" for c, b, _ in seen)
+
+
+def test_the_llguidance_compiler_takes_the_llguidance_backend_with_it(qtbot) -> None:
+    panel = SettingsPanel()
+    qtbot.addWidget(panel)
+    panel.set_generation_settings(GenerationSettings(backend="llamacpp", compiler="llguidance"))
+    assert panel.backend.currentText() == "llguidance"
+    greyed = panel.backend.findText("llamacpp")
+    assert greyed not in _offered(panel.backend)
+    tip = panel.backend.itemData(greyed, Qt.ItemDataRole.ToolTipRole)
+    assert "llguidance backend only" in tip
+    panel.compiler.setCurrentText("llamacpp")
+    assert greyed in _offered(panel.backend)
+
+
+def test_the_note_under_the_schema_is_the_chosen_compilers(qtbot, window: MainWindow) -> None:
+    schema, panel = window.schema_editor, window.settings_panel
+    panel.compiler.setCurrentText("llamacpp")
+    with qtbot.waitSignal(schema.sig_grammar_checked):
+        schema.set_text(UNIQUE)
+    assert "not enforced by the grammar: uniqueItems (llamacpp compiler)" in schema.message.text()
+    with qtbot.waitSignal(schema.sig_grammar_checked):
+        panel.compiler.setCurrentText("llguidance")
+    text = schema.message.text()
+    assert text.startswith("✗ Grammar error (llguidance compiler)") and "uniqueItems" in text
+    with qtbot.waitSignal(schema.sig_grammar_checked):
+        schema.set_text(MULTIPLE_OF_3)
+    assert schema.message.text() == "✓ valid JSON Schema"  # llguidance enforces multipleOf
+    with qtbot.waitSignal(schema.sig_grammar_checked):
+        panel.compiler.setCurrentText("llamacpp")
+    assert "not enforced by the grammar: multipleOf" in schema.message.text()
+
+
+def test_the_compiler_choice_is_remembered(
+    qtbot, window: MainWindow, store: SettingsStore, model_cache
+) -> None:
+    panel = window.settings_panel
+    panel.compiler.setCurrentText("llguidance")
+    panel.cross_check.setChecked(True)
+    panel.cross_check_with.setCurrentIndex(panel.cross_check_with.findData("llamacpp"))
+    window.close()
+    remembered = store.generation_settings()
+    assert (remembered.compiler, remembered.cross_check_compiler) == ("llguidance", "llamacpp")
+    again = MainWindow(store=store, cache=model_cache)
+    qtbot.addWidget(again)
+    assert again.settings_panel.generation_settings() == panel.generation_settings()
+    assert again.schema_editor.compiler == "llguidance"
+
+
+def test_window_shows_where_two_compilers_masks_differ(
+    qtbot, window: MainWindow, use_example, run_to_end
+) -> None:
+    use_example(window, "currency", max_tokens=8, cross_check=True)
+    panel = window.settings_panel
+    panel.cross_check_with.setCurrentIndex(panel.cross_check_with.findData("llguidance"))
+    assert panel.generation_settings().cross_check_compiler == "llguidance"  # the premise
+    run_to_end(window)
+    assert window.last_error is None, window.last_error
+    steps = [i for i, r in enumerate(window._run_records) if r.disagreement is not None]
+    assert steps, "llama.cpp's converter and llguidance's compiler allow different spaces"
+    d = window._run_records[steps[0]].disagreement
+    assert (d.between, d.primary, d.secondary) == ("compilers", "llamacpp", "llguidance")
+    window.step_chart.show_step(steps[0])
+    assert "compilers disagree" in window.step_chart.step_label.text()
