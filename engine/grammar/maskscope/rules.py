@@ -13,7 +13,14 @@ from collections.abc import Iterable
 # The JSON building blocks every grammar may use; added on first use.
 PRIMITIVES: dict[str, str] = {
     # Bounded, so that a model cannot spend a whole run on whitespace.
-    "ws": '( " " | "\\n" [ \\t]{0,20} )?',
+    "ws": '( " " | "\\n" [ \\t]{0,20} )? ws-break',
+    # Matches only the empty text. llguidance's gbnf_to_lark turns every rule without
+    # recursion into one greedy lexeme, and its lexer cannot back out of a long lexeme
+    # (`, "b": 1`) once the text leaves it for a shorter one (`,` then `"a"`): valid
+    # objects were refused. This rule recurses through a class no character is in, so
+    # every rule that names `ws` stays a parser rule, with punctuation, keys and values
+    # as small lexemes.
+    "ws-break": '"" | [^\\x00-\U0010ffff] ws-break',
     "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
     "json-string": '"\\"" json-char* "\\""',
     "json-int": '"-"? ( "0" | [1-9] [0-9]* )',
@@ -64,10 +71,23 @@ class Rules:
 
     def gbnf(self, root_body: str) -> str:
         """The whole grammar: `root`, the rules it reaches, and the primitives they name."""
-        rules = {"root": root_body, **self._bodies}
+        rules = _reachable({"root": root_body, **self._bodies})
         lines = [f"{name} ::= {body}" for name, body in rules.items()]
         lines += [f"{name} ::= {PRIMITIVES[name]}" for name in _primitives_used(rules.values())]
         return "\n".join(lines) + "\n"
+
+
+def _reachable(rules: dict[str, str]) -> dict[str, str]:
+    """The rules `root` reaches, in definition order: a compiler may write rules it ends up
+    not using (a branch found to allow nothing), and those may name rules never defined."""
+    seen, todo = set(), ["root"]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in rules:
+            continue
+        seen.add(name)
+        todo += _NAME.findall(_strip_literals(rules[name]))
+    return {name: body for name, body in rules.items() if name in seen}
 
 
 def _primitives_used(bodies: Iterable[str]) -> list[str]:

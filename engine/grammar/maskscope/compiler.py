@@ -1,0 +1,184 @@
+"""Maskscope's JSON Schema -> GBNF compiler: the entry point and the walk over subschemas.
+
+Each subschema becomes one rule, named once before its body is written so that recursive
+`$ref`s can name it. A subschema is the conjunction of every part that applies to the same
+value (normalize.py); its alternatives expand into one branch each (combinators.py); each
+branch is written per type (objects.py, arrays.py, strings.py, numbers.py, values.py).
+What the grammar cannot hold is reported as `Unenforced`, never silently dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import GrammarError
+from engine.grammar.maskscope import arrays, objects
+from engine.grammar.maskscope.combinators import choices_of, leaves
+from engine.grammar.maskscope.normalize import (
+    ASSERTIONS,
+    Choice,
+    Context,
+    Merged,
+    Unsatisfiable,
+    flatten,
+    merge,
+)
+from engine.grammar.maskscope.numbers import integer_rule, number_rule
+from engine.grammar.maskscope.resolve import Part, Resolver
+from engine.grammar.maskscope.rules import Rules, alternatives, literal
+from engine.grammar.maskscope.strings import string_rule
+from engine.grammar.maskscope.values import json_text, string_except, values_rule
+from engine.grammar.report import Unenforced
+
+# Deeper than this (recursive schemas that never repeat the same conjunction), any value.
+MAX_DEPTH = 40
+
+
+@dataclass(frozen=True, slots=True)
+class OwnGrammar:
+    """A schema compiled by Maskscope: the GBNF and what it does not enforce."""
+
+    gbnf: str
+    unenforced: tuple[Unenforced, ...]
+
+
+def compile_to_gbnf(schema: Any) -> OwnGrammar:
+    """GBNF for the schema; GrammarError when nothing satisfies it or a ref is remote."""
+    if schema is False:
+        raise GrammarError("the schema `false` allows no value")
+    compiler = Compiler(schema)
+    try:
+        root = compiler.compile([compiler.ctx.resolver.root_part])
+    except Unsatisfiable as exc:
+        raise GrammarError(f"the schema allows no value: {exc.reason} (at {exc.path})") from None
+    except RecursionError:
+        raise GrammarError("the schema nests too deeply to compile") from None
+    return OwnGrammar(compiler.rules.gbnf(root), tuple(dict.fromkeys(compiler.ctx.gaps)))
+
+
+class Compiler:
+    """One compilation: the rules written so far and the subschemas already named."""
+
+    def __init__(self, schema: Any) -> None:
+        self.ctx = Context(Resolver(schema), choices_of=choices_of)
+        self.rules = Rules()
+        self._named: dict[tuple[int, ...], str] = {}
+        self._unsatisfiable: dict[tuple[int, ...], Unsatisfiable] = {}
+        self._pinned: list[list[Part]] = []  # keeps the ids in the keys above alive
+        self._depth = 0
+
+    def compile(self, parts: list[Part]) -> str:
+        """A GBNF expression for values satisfying every part; Unsatisfiable if none does."""
+        flat, choices = flatten(self.ctx, parts, set())
+        if not flat:
+            return "json-value"
+        key = tuple(id(p.schema) for p in flat)
+        if key in self._unsatisfiable:
+            raise self._unsatisfiable[key]
+        if key in self._named:
+            return self._named[key]
+        if self._depth >= MAX_DEPTH:
+            self.ctx.report(flat[0].path, "$ref", "nested too deeply: any value is allowed here")
+            return "json-value"
+        name = self.rules.reserve(_hint(flat[0].path))
+        self._named[key] = name
+        self._pinned.append(flat)
+        self._depth += 1
+        try:
+            body = self._choose(flat, choices)
+        except Unsatisfiable as exc:
+            del self._named[key]
+            self._unsatisfiable[key] = exc
+            raise
+        finally:
+            self._depth -= 1
+        self.rules.define(name, body)
+        return name
+
+    def _choose(self, flat: list[Part], choices: list[Choice]) -> str:
+        options: list[str] = []
+        first: Unsatisfiable | None = None
+        for leaf in leaves(self.ctx, flat, choices):
+            try:
+                options.append(self._leaf(leaf))
+            except Unsatisfiable as exc:
+                first = first or exc
+        if not options:
+            raise first or Unsatisfiable(flat[0].path, "none of its alternatives can hold")
+        return alternatives(options)
+
+    def _leaf(self, leaf: list[Part]) -> str:
+        merged = merge(self.ctx, leaf)
+        if merged.values is not None:
+            allowed = [v for v in merged.values if self.ctx.valid_all(leaf, v)]
+            if not allowed:
+                raise Unsatisfiable(
+                    merged.path, "none of its enum/const values meets its other keywords"
+                )
+            return values_rule(allowed)
+        if not any(k in ASSERTIONS for p in leaf for k in p.schema):
+            return "json-value"
+        options: list[str] = []
+        first: Unsatisfiable | None = None
+        for kind in ("null", "boolean", "number", "string", "array", "object"):
+            try:
+                found = self._typed(kind, leaf, merged)
+            except Unsatisfiable as exc:
+                first = first or exc
+                continue
+            if found is not None:
+                options.append(found)
+        if not options:
+            raise first or Unsatisfiable(merged.path, "no value of its types is left")
+        return alternatives(options)
+
+    def _typed(self, kind: str, leaf: list[Part], merged: Merged) -> str | None:
+        """Values of one JSON type satisfying the leaf; None when the type is excluded."""
+        types, path, gaps = merged.types, merged.path, self.ctx.gaps
+        excluded = [v for v in merged.excluded if _kind_of(v) == kind]
+        if kind == "null":
+            return None if "null" not in types or excluded else "json-null"
+        if kind == "boolean":
+            kept = [v for v in (True, False) if v not in excluded and "boolean" in types]
+            return alternatives(literal(json_text(v)) for v in kept) if kept else None
+        if excluded:
+            self._excluded(kind, excluded, merged)
+        if kind == "number":
+            if "fraction" in types:
+                if "integer" not in types:
+                    self.ctx.report(
+                        path, "type", "non-integer numbers only: integers are allowed too"
+                    )
+                return number_rule(self.rules, merged.number, path, gaps)
+            return (
+                integer_rule(self.rules, merged.number, path, gaps) if "integer" in types else None
+            )
+        if kind not in types:
+            return None
+        if kind == "string":
+            if excluded and not merged.string:
+                return string_except(self.rules, excluded)
+            return string_rule(self.rules, merged.string, path, gaps)
+        if kind == "array":
+            return arrays.array_rule(self, leaf, path)
+        return objects.object_rule(self, leaf, path)
+
+    def _excluded(self, kind: str, excluded: list[Any], merged: Merged) -> None:
+        if kind != "string" or merged.string:
+            self.ctx.report(merged.path, "not", f"excluded {kind} values are still allowed")
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "object")
+
+
+def _hint(path: str) -> str:
+    tail = path.replace("[", ".").replace("]", "").rsplit(".", 1)[-1].strip("'\"")
+    return tail if tail and tail != "$" else "value"

@@ -1,0 +1,275 @@
+"""A subschema as a conjunction of parts: `$ref` and `allOf` followed, keywords merged.
+
+A node of the schema is compiled as the list of every subschema that applies to the same
+value (the node itself, what its `$ref` points to, its `allOf` entries, and so on down),
+in document order. Alternatives (`anyOf`, `oneOf`, `if`, `not`, dependencies) are left as
+`Choice`s for the compiler to expand; scalar keywords are merged here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.grammar.maskscope.resolve import Part, Resolver, child_path
+from engine.grammar.maskscope.values import json_equal, unique_values
+from engine.grammar.report import Unenforced
+from engine.schema.parse import validator_class
+
+ATOMS = frozenset({"null", "boolean", "object", "array", "string", "integer", "fraction"})
+TYPE_ATOMS: dict[str, frozenset[str]] = {
+    "null": frozenset({"null"}),
+    "boolean": frozenset({"boolean"}),
+    "object": frozenset({"object"}),
+    "array": frozenset({"array"}),
+    "string": frozenset({"string"}),
+    "integer": frozenset({"integer"}),
+    "number": frozenset({"integer", "fraction"}),
+}
+# Keywords no grammar here enforces; reported wherever they appear.
+UNSUPPORTED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef")
+
+
+class Unsatisfiable(Exception):
+    """No value satisfies the subschema at `path` (internal: becomes a GrammarError)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{reason} at {path}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass
+class Choice:
+    """One of `alternatives` (each a list of parts) must hold as well."""
+
+    keyword: str
+    path: str
+    alternatives: list[list[Part]]
+
+
+@dataclass
+class Context:
+    """What every step of one compilation shares: refs, the report, a validator."""
+
+    resolver: Resolver
+    gaps: list[Unenforced] = field(default_factory=list)
+    choices_of: Callable[[Context, Part], list[Choice]] | None = None
+
+    def __post_init__(self) -> None:
+        cls = validator_class(self.resolver.root)
+        self._validator = cls(self.resolver.root, format_checker=cls.FORMAT_CHECKER)
+
+    @property
+    def draft(self) -> int:
+        return self.resolver.draft
+
+    def report(self, path: str, keyword: str, note: str) -> None:
+        self.gaps.append(Unenforced(path, keyword, note))
+
+    def quiet(self) -> Context:
+        """The same document with no choices expanded and nothing reported: for side
+        questions such as whether oneOf's branches overlap."""
+        return Context(self.resolver)
+
+    def valid(self, schema: Any, value: Any) -> bool:
+        """jsonschema's verdict for `value` against a subschema of this document."""
+        try:
+            return bool(self._validator.evolve(schema=schema).is_valid(value))
+        except Exception:  # an unresolvable ref inside: allow rather than refuse
+            return True
+
+    def valid_all(self, parts: Iterable[Part], value: Any) -> bool:
+        return all(self.valid(p.schema, value) for p in parts)
+
+
+def flatten(ctx: Context, parts: Iterable[Part], done: set[int]) -> tuple[list[Part], list[Choice]]:
+    """The parts that apply to one value, refs and allOf followed, and their choices.
+
+    `done` holds the parts already taken (by id), which are skipped: A and A is A, and a
+    recursive `allOf` ends.
+    """
+    flat: list[Part] = []
+    choices: list[Choice] = []
+
+    def visit(part: Part) -> None:
+        schema = part.schema
+        if id(schema) in done or schema is True:
+            return
+        done.add(id(schema))
+        if not isinstance(schema, dict):
+            flat.append(part)
+            return
+        part = Part(schema, part.path, ctx.resolver.base_of(schema, part.base))
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ctx.draft <= 7:
+            visit(ctx.resolver.resolve(ref, part.base, part.path))  # siblings are ignored
+            return
+        flat.append(part)
+        for key in UNSUPPORTED:
+            if key in schema:
+                ctx.report(part.path, key, "not supported by this compiler")
+        for key, value in schema.items():
+            if key == "$ref" and isinstance(value, str):
+                visit(ctx.resolver.resolve(value, part.base, part.path))
+            elif key == "allOf" and isinstance(value, list):
+                for i, sub in enumerate(value):
+                    visit(Part(sub, child_path(child_path(part.path, "allOf"), i), part.base))
+        if ctx.choices_of is not None:
+            choices.extend(ctx.choices_of(ctx, part))
+
+    for part in parts:
+        visit(part)
+    return flat, choices
+
+
+def is_plain_not(schema: Any) -> bool:
+    """`not` of one type, const or enum: merged here rather than expanded."""
+    if not isinstance(schema, dict):
+        return False
+    keys = [k for k in schema if k in ("type", "const", "enum") or k in ASSERTIONS]
+    return len(keys) == 1 and keys[0] in ("type", "const", "enum")
+
+
+@dataclass
+class Merged:
+    """The scalar keywords of a conjunction, merged."""
+
+    types: frozenset[str]
+    values: list[Any] | None  # const/enum: the values all parts allow, None when unbounded
+    excluded: list[Any]  # from `not` const/enum
+    number: dict[str, Any]
+    string: dict[str, Any]
+    path: str
+
+
+def merge(ctx: Context, flat: list[Part]) -> Merged:
+    """Types intersected, bounds tightened, enums intersected; contradictions raise."""
+    path = flat[0].path if flat else "$"
+    types, values, excluded = set(ATOMS), None, []
+    number: dict[str, Any] = {}
+    string: dict[str, Any] = {}
+    for part in flat:
+        schema = part.schema
+        if schema is False or not isinstance(schema, dict):
+            raise Unsatisfiable(part.path, "the schema `false` allows nothing")
+        types &= _types_of(schema)
+        values = _values_of(schema, values)
+        negated = schema.get("not")
+        if is_plain_not(negated):
+            types -= _negated_types(negated)
+            excluded += _values_of(negated, None) or []
+        _merge_number(ctx, part, number)
+        _merge_string(ctx, part, string)
+    if values is not None and not values:
+        raise Unsatisfiable(path, "the enum/const values of its parts have none in common")
+    if not types:
+        raise Unsatisfiable(path, "its `type` constraints have no type in common")
+    _check_bounds(path, number, string)
+    return Merged(frozenset(types), values, excluded, number, string, path)
+
+
+def _types_of(schema: dict[str, Any]) -> set[str]:
+    declared = schema.get("type")
+    if declared is None:
+        return set(ATOMS)
+    names = declared if isinstance(declared, list) else [declared]
+    return {atom for name in names if isinstance(name, str) for atom in TYPE_ATOMS.get(name, ())}
+
+
+def _negated_types(negated: dict[str, Any]) -> set[str]:
+    if "type" not in negated:
+        return set()
+    return _types_of(negated)
+
+
+def _values_of(schema: dict[str, Any], values: list[Any] | None) -> list[Any] | None:
+    own = None
+    if "const" in schema:
+        own = [schema["const"]]
+    elif isinstance(schema.get("enum"), list):
+        own = unique_values(schema["enum"])
+    if own is None:
+        return values
+    if values is None:
+        return own
+    return [v for v in values if any(json_equal(v, w) for w in own)]
+
+
+_LOWER = ("minimum", "exclusiveMinimum")
+_UPPER = ("maximum", "exclusiveMaximum")
+
+
+def _merge_number(ctx: Context, part: Part, number: dict[str, Any]) -> None:
+    schema = part.schema
+    bounds = {k: schema[k] for k in _LOWER + _UPPER if _is_number(schema.get(k))}
+    if ctx.draft == 4:  # boolean exclusive flags turn their sibling bound exclusive
+        for flag, (plain, exclusive) in (
+            ("exclusiveMinimum", _LOWER),
+            ("exclusiveMaximum", _UPPER),
+        ):
+            bounds.pop(flag, None)
+            if schema.get(flag) is True and plain in bounds:
+                bounds[exclusive] = bounds.pop(plain)
+    for key, value in bounds.items():
+        tighter = max if key in _LOWER else min
+        number[key] = tighter(number[key], value) if key in number else value
+    step = schema.get("multipleOf")
+    if _is_number(step) and step > 0:
+        old = number.get("multipleOf")
+        if old is None or old == step:
+            number["multipleOf"] = step
+        elif isinstance(old, int) and isinstance(step, int):
+            number["multipleOf"] = math.lcm(old, step)
+        else:
+            ctx.report(part.path, "multipleOf", "only one multipleOf per value is enforced")
+
+
+def _merge_string(ctx: Context, part: Part, string: dict[str, Any]) -> None:
+    schema = part.schema
+    for key, tighter in (("minLength", max), ("maxLength", min)):
+        value = schema.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            string[key] = tighter(string[key], value) if key in string else value
+    for key in ("pattern", "format"):
+        value = schema.get(key)
+        if not isinstance(value, str):
+            continue
+        if key not in string:
+            string[key] = value
+        elif string[key] != value:
+            ctx.report(part.path, key, f"only one {key} per string is enforced")
+
+
+def _check_bounds(path: str, number: dict[str, Any], string: dict[str, Any]) -> None:
+    low, high = string.get("minLength", 0), string.get("maxLength")
+    if high is not None and low > high:
+        raise Unsatisfiable(path, f"minLength {low} is above maxLength {high}")
+    lows = [(number[k], k == "exclusiveMinimum") for k in _LOWER if k in number]
+    highs = [(number[k], k == "exclusiveMaximum") for k in _UPPER if k in number]
+    for lo, lo_open in lows:
+        for hi, hi_open in highs:
+            if lo > hi or (lo == hi and (lo_open or hi_open)):
+                raise Unsatisfiable(path, f"no number lies between {lo} and {hi}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# Keywords that constrain a value (the rest are annotations or unknown, which JSON Schema
+# ignores too).
+ASSERTIONS = frozenset(
+    {
+        "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "format", "maxItems",
+        "minItems", "uniqueItems", "maxContains", "minContains", "contains", "items",
+        "prefixItems", "additionalItems", "maxProperties", "minProperties", "required",
+        "properties", "patternProperties", "additionalProperties", "propertyNames",
+        "dependentRequired", "dependentSchemas", "dependencies", "allOf", "anyOf", "oneOf",
+        "not", "if", "then", "else", "$ref", "unevaluatedProperties", "unevaluatedItems",
+        "$dynamicRef", "$recursiveRef",
+    }
+)  # fmt: skip

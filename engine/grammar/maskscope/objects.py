@@ -1,0 +1,327 @@
+"""Objects: declared properties in order, each optional one may be absent, then the rest.
+
+Key order is the grammar's: the merged node's `properties` in document order (own first,
+then those its allOf and $ref bring), then required names it does not declare, then any
+additional or pattern properties. `arrange` writes instances in the same order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from engine.grammar.maskscope.arrays import repeat
+from engine.grammar.maskscope.normalize import Context, Unsatisfiable, flatten, merge
+from engine.grammar.maskscope.resolve import Part, child_path
+from engine.grammar.maskscope.rules import alternatives, literal
+from engine.grammar.maskscope.strings import regex_rule, string_rule
+from engine.grammar.maskscope.values import json_text, string_except
+
+if TYPE_CHECKING:
+    from engine.grammar.maskscope.compiler import Compiler
+
+OBJECT_KEYWORDS = (
+    "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
+    "minProperties", "maxProperties",
+)  # fmt: skip
+# Past this many (property, count) states, minProperties/maxProperties are not counted.
+_MAX_STATES = 2000
+
+
+@dataclass
+class Owner:
+    """The object keywords of one part."""
+
+    part: Part
+    properties: dict[str, Any]
+    patterns: list[tuple[str, Part]]
+    additional: Part | None
+
+
+@dataclass
+class Shape:
+    """What the merged object keywords of a conjunction say."""
+
+    owners: list[Owner]
+    names: list[str]  # the key order: declared, then required but undeclared
+    required: set[str]
+    names_allowed: list[Part]  # propertyNames
+    min_props: int = 0
+    max_props: int | None = None
+    finite_names: list[str] | None = field(default=None)  # propertyNames' enum
+
+    def parts_for(self, ctx: Context, name: str) -> list[Part]:
+        """Every subschema the value of key `name` must satisfy."""
+        out: list[Part] = []
+        for owner in self.owners:
+            if name in owner.properties:
+                at = child_path(child_path(owner.part.path, "properties"), name)
+                out.append(Part(owner.properties[name], at, owner.part.base))
+            matched = [p for regex, p in owner.patterns if _search(regex, name) is not False]
+            out += matched
+            if name not in owner.properties and not matched and owner.additional is not None:
+                out.append(owner.additional)
+        if not all(ctx.valid(p.schema, name) for p in self.names_allowed):
+            out.append(Part(False, self.names_allowed[0].path, self.names_allowed[0].base))
+        return out
+
+
+def shape_of(ctx: Context, flat: list[Part]) -> Shape:
+    owners, names, required, allowed = [], [], set(), []
+    lows, highs = [0], []
+    for part in flat:
+        schema, path, base = part.schema, part.path, part.base
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        pats = schema.get("patternProperties")
+        patterns = [
+            (regex, Part(sub, child_path(child_path(path, "patternProperties"), regex), base))
+            for regex, sub in (pats.items() if isinstance(pats, dict) else ())
+        ]
+        extra = schema.get("additionalProperties")
+        additional = (
+            None if extra is None else Part(extra, child_path(path, "additionalProperties"), base)
+        )
+        owners.append(Owner(part, props, patterns, additional))
+        names += [n for n in props if n not in names]
+        if isinstance(schema.get("required"), list):
+            required.update(n for n in schema["required"] if isinstance(n, str))
+        if "propertyNames" in schema:
+            allowed.append(Part(schema["propertyNames"], child_path(path, "propertyNames"), base))
+        lows += [schema["minProperties"]] if _count(schema.get("minProperties")) else []
+        highs += [schema["maxProperties"]] if _count(schema.get("maxProperties")) else []
+    for part in flat:
+        for n in (
+            part.schema.get("required", []) if isinstance(part.schema.get("required"), list) else []
+        ):
+            if isinstance(n, str) and n not in names:
+                names.append(n)
+    shape = Shape(owners, names, required, allowed, max(lows), min(highs) if highs else None)
+    shape.finite_names = _finite_names(ctx, allowed)
+    return shape
+
+
+def object_rule(comp: Compiler, flat: list[Part], path: str) -> str:
+    ctx = comp.ctx
+    if not any(k in p.schema for p in flat for k in OBJECT_KEYWORDS):
+        return "json-object"
+    shape = shape_of(ctx, flat)
+    if shape.max_props is not None and shape.min_props > shape.max_props:
+        raise Unsatisfiable(
+            path, f"minProperties {shape.min_props} is above maxProperties {shape.max_props}"
+        )
+    entries, declared = [], {}
+    for name in shape.names:
+        try:
+            value = comp.compile(shape.parts_for(ctx, name))
+        except Unsatisfiable as exc:
+            if name in shape.required:
+                raise Unsatisfiable(exc.path, f"required property {name!r}: {exc.reason}") from None
+            continue
+        entries.append(
+            (name, _member(comp, literal(json_text(name)), value), name in shape.required)
+        )
+        declared[name] = value
+    extra = _extra_members(comp, shape, declared, path)
+    body = _sequence(comp, shape, entries, extra, path)
+    return comp.rules.add("object", f'"{{" ws {body} "}}"')
+
+
+def _member(comp: Compiler, key: str, value: str) -> str:
+    return comp.rules.add("kv", f'{key} ws ":" ws {value} ws')
+
+
+def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path: str) -> str | None:
+    """One additional key and its value, as any of the ways it may be written; None: none."""
+    ctx = comp.ctx
+    if shape.finite_names is not None:
+        options = []
+        for name in shape.finite_names:
+            if name in shape.names:
+                continue
+            try:
+                options.append(
+                    _member(
+                        comp, literal(json_text(name)), comp.compile(shape.parts_for(ctx, name))
+                    )
+                )
+            except Unsatisfiable:
+                continue
+        return alternatives(options) if options else None
+    options = _pattern_members(comp, shape, declared, path)
+    other = [o.additional for o in shape.owners if o.additional is not None]
+    try:
+        value = comp.compile(other)
+    except Unsatisfiable:
+        return alternatives(options) if options else None
+    if any(o.patterns for o in shape.owners) and any(
+        value != v for v in _pattern_values(comp, shape)
+    ):
+        ctx.report(
+            path,
+            "patternProperties",
+            "a key matching a pattern may also take the additionalProperties value",
+        )
+    key = _names_key(comp, shape, declared, value, path)
+    options.append(_member(comp, key, value))
+    return alternatives(options)
+
+
+def _pattern_values(comp: Compiler, shape: Shape) -> list[str]:
+    out = []
+    for owner in shape.owners:
+        for _, part in owner.patterns:
+            try:
+                out.append(comp.compile([part]))
+            except Unsatisfiable:
+                out.append("")
+    return out
+
+
+def _pattern_members(
+    comp: Compiler, shape: Shape, declared: dict[str, str], path: str
+) -> list[str]:
+    ctx = comp.ctx
+    options = []
+    with_patterns = [o for o in shape.owners if o.patterns]
+    for owner in with_patterns:
+        if len(owner.patterns) > 1:
+            ctx.report(
+                owner.part.path,
+                "patternProperties",
+                "a key matching several patterns is checked against one",
+            )
+        others = [
+            o.additional for o in shape.owners if o is not owner and not o.patterns and o.additional
+        ]
+        if len(with_patterns) > 1:
+            ctx.report(
+                owner.part.path,
+                "patternProperties",
+                "patterns of several allOf parts are not combined",
+            )
+        for regex, part in owner.patterns:
+            try:
+                value = comp.compile([part, *others])
+            except Unsatisfiable:
+                continue
+            text = regex_rule(comp.rules, regex, part.path, ctx.gaps)
+            if text is None:
+                ctx.report(
+                    part.path,
+                    "patternProperties",
+                    f"the key pattern {regex!r} cannot be translated: any key",
+                )
+                text = "json-char*"
+            clash = [n for n in declared if _search(regex, n) is not False and declared[n] != value]
+            if clash:
+                ctx.report(
+                    part.path,
+                    "patternProperties",
+                    f"declared property {clash[0]!r} may also be written as a pattern key",
+                )
+            if shape.names_allowed:
+                ctx.report(part.path, "propertyNames", "not checked on pattern keys")
+            options.append(_member(comp, f'"\\"" {text} "\\""', value))
+    return options
+
+
+def _names_key(
+    comp: Compiler, shape: Shape, declared: dict[str, str], value: str, path: str
+) -> str:
+    """Keys other than the declared names; within propertyNames when it has one."""
+    ctx = comp.ctx
+    if not shape.names_allowed:
+        return string_except(comp.rules, shape.names)
+    flat, choices = flatten(ctx.quiet(), shape.names_allowed, set())
+    merged = merge(ctx, flat)
+    if choices:
+        ctx.report(
+            shape.names_allowed[0].path, "propertyNames", "only its string keywords are enforced"
+        )
+    clash = [n for n in declared if ctx.valid_all(shape.names_allowed, n) and declared[n] != value]
+    if clash:
+        ctx.report(
+            path,
+            "additionalProperties",
+            f"declared property {clash[0]!r} may also be written as an additional key",
+        )
+    return string_rule(comp.rules, merged.string, shape.names_allowed[0].path, ctx.gaps)
+
+
+def _sequence(
+    comp: Compiler, shape: Shape, entries: list[tuple[str, str, bool]], extra: str | None, path: str
+) -> str:
+    """Members in order, each optional one skippable, with the count within bounds."""
+    low, high = shape.min_props, shape.max_props
+    cap = max(1, high if high is not None else low)
+    if len(entries) * (cap + 1) > _MAX_STATES or cap > 1000:
+        comp.ctx.report(
+            path,
+            "maxProperties" if high is not None else "minProperties",
+            "too many properties to count",
+        )
+        low, high, cap = 0, None, 1
+    memo: dict[tuple[int, int], str | None] = {}
+
+    def state(i: int, count: int) -> str | None:
+        if (i, count) in memo:
+            return memo[(i, count)]
+        options = []
+        if i == len(entries):
+            options = [_tail(comp, extra, count, low, high)]
+        else:
+            _, member, required = entries[i]
+            nxt = min(count + 1, cap) if high is None else count + 1
+            if high is None or count + 1 <= high:
+                after = state(i + 1, nxt)
+                if after is not None:
+                    options.append(
+                        f"{'' if count == 0 else chr(34) + ',' + chr(34) + ' ws '}{member} {after}"
+                    )
+            if not required:
+                options.append(state(i + 1, count))
+        found = [o for o in options if o is not None]
+        memo[(i, count)] = comp.rules.add("props", alternatives(found)) if found else None
+        return memo[(i, count)]
+
+    start = state(0, 0)
+    if start is None:
+        raise Unsatisfiable(path, "its required properties and property counts cannot all hold")
+    return start
+
+
+def _tail(comp: Compiler, extra: str | None, count: int, low: int, high: int | None) -> str | None:
+    lo = max(0, low - count)
+    hi = None if high is None else high - count
+    if extra is None or hi == 0:
+        return '""' if lo == 0 else None
+    if count > 0:
+        return repeat(f'"," ws {extra}', lo, hi)
+    more = repeat(f'"," ws {extra}', max(0, lo - 1), None if hi is None else hi - 1)
+    return f"( {extra} {more} )" + ("" if lo > 0 else "?")
+
+
+def _finite_names(ctx: Context, allowed: list[Part]) -> list[str] | None:
+    if not allowed:
+        return None
+    try:
+        flat, _ = flatten(ctx.quiet(), allowed, set())
+        merged = merge(ctx.quiet(), flat)
+    except Unsatisfiable:
+        return []
+    if merged.values is None:
+        return None
+    return [v for v in merged.values if isinstance(v, str) and ctx.valid_all(allowed, v)]
+
+
+def _search(regex: str, name: str) -> bool | None:
+    """Whether the pattern finds a match in `name`; None when Python cannot read it."""
+    try:
+        return re.search(regex, name) is not None
+    except re.error:
+        return None
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -1,0 +1,123 @@
+"""Maskscope's compiler core: objects, refs, combinators, contradictions, key order."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.check.feed import grammar_accepts
+from engine.errors import GrammarError
+from engine.grammar.maskscope.arrange import arrange
+from engine.grammar.maskscope.compiler import compile_to_gbnf
+from engine.grammar.maskscope.values import json_text
+from engine.grammar.parser_check import check_gbnf
+
+
+def accepts(model, schema, value) -> bool:
+    grammar = compile_to_gbnf(schema)
+    check_gbnf(grammar.gbnf)
+    return grammar_accepts(model, grammar.gbnf, json_text(arrange(schema, value)))
+
+
+OBJECT = {
+    "type": "object",
+    "properties": {"b": {"type": "integer"}, "a": {"enum": ["x", "y"]}, "c": {"type": "boolean"}},
+    "required": ["a"],
+}
+
+
+def test_optional_properties_may_be_absent_and_additional_ones_are_allowed(model):
+    assert accepts(model, OBJECT, {"a": "x"})
+    assert accepts(model, OBJECT, {"a": "y", "c": True, "b": 3})
+    assert accepts(model, OBJECT, {"a": "x", "zz": [1, {"q": None}]})
+    assert not accepts(model, OBJECT, {"b": 3})
+    assert not accepts(model, OBJECT, {"a": "z"})
+
+
+def test_declared_names_are_not_additional_keys(model):
+    assert not accepts(model, OBJECT, {"a": "x", "b": "not an integer"})
+
+
+def test_additional_properties_false_and_as_a_schema(model):
+    closed = {**OBJECT, "additionalProperties": False}
+    assert not accepts(model, closed, {"a": "x", "zz": 1})
+    typed = {**OBJECT, "additionalProperties": {"type": "string"}}
+    assert accepts(model, typed, {"a": "x", "zz": "s"})
+    assert not accepts(model, typed, {"a": "x", "zz": 1})
+
+
+def test_arrange_puts_keys_in_declared_order_then_the_rest():
+    value = {"zz": 1, "c": False, "a": "x", "b": 2}
+    assert list(arrange(OBJECT, value)) == ["b", "a", "c", "zz"]
+
+
+def test_recursive_refs_and_pointer_escapes(model):
+    schema = {
+        "$defs": {"a/b": {"type": "array", "items": {"$ref": "#"}}},
+        "anyOf": [{"type": "integer"}, {"$ref": "#/$defs/a~1b"}],
+    }
+    assert accepts(model, schema, [1, [2, []]])
+    assert not accepts(model, schema, [1, ["x"]])
+
+
+def test_all_of_merges_properties_and_required(model):
+    schema = {
+        "allOf": [
+            {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+        ]
+    }
+    assert accepts(model, schema, {"b": "s", "a": 1})
+    assert not accepts(model, schema, {"a": 1})
+
+
+def test_one_of_with_const_tags(model):
+    schema = {
+        "oneOf": [
+            {"properties": {"k": {"const": "n"}, "v": {"type": "integer"}}, "required": ["k"]},
+            {"properties": {"k": {"const": "s"}, "v": {"type": "string"}}, "required": ["k"]},
+        ]
+    }
+    grammar = compile_to_gbnf(schema)
+    assert not any(u.keyword == "oneOf" for u in grammar.unenforced)
+    assert accepts(model, schema, {"k": "s", "v": "x"})
+    assert not accepts(model, schema, {"k": "s", "v": 1})
+
+
+def test_if_then_else_on_a_const(model):
+    schema = {
+        "type": "object",
+        "properties": {"kind": {"enum": ["a", "b"]}, "n": {}},
+        "if": {"properties": {"kind": {"const": "a"}}},
+        "then": {"properties": {"n": {"type": "integer"}}},
+        "else": {"properties": {"n": {"type": "string"}}},
+    }
+    assert accepts(model, schema, {"kind": "a", "n": 1})
+    assert accepts(model, schema, {"kind": "b", "n": "x"})
+    assert not accepts(model, schema, {"kind": "b", "n": 1})
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"type": "string", "minLength": 5, "maxLength": 2}, "$"),
+        ({"allOf": [{"type": "string"}, {"type": "integer"}]}, "$"),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "array", "minItems": 3, "maxItems": 1}},
+                "required": ["a"],
+            },
+            "$.properties.a",
+        ),
+        ({"enum": []}, "$"),
+    ],
+)
+def test_contradictions_are_errors_naming_the_subschema(schema, where):
+    with pytest.raises(GrammarError, match="allows no value") as error:
+        compile_to_gbnf(schema)
+    assert f"(at {where})" in str(error.value)
+
+
+def test_remote_references_are_refused():
+    with pytest.raises(GrammarError, match="remote references are not supported"):
+        compile_to_gbnf({"$ref": "https://example.com/other.json"})
