@@ -83,8 +83,9 @@ class _Child:
     """One judge_child process, its answers read by a thread so that a wait can time out."""
 
     def __init__(self) -> None:
-        # Kept open for the child's life (closed in stop): its last words after a crash.
+        # Open as long as this object lives: the child's last words after a crash.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self.stopped = False  # by stop(): an unanswered grammar is then no verdict
         env = dict(os.environ)
         root = str(Path(engine.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -131,6 +132,8 @@ class _Child:
         if answer is not None:
             return GrammarVerdict("ok") if answer["ok"] else _rejection(answer)
         returncode = self.proc.wait()
+        if self.stopped:  # by another thread: Maskscope is quitting
+            raise MaskscopeError("the grammar check was stopped before it finished")
         if 0 < returncode < 128:  # Python failed (a bug here), llama.cpp did not crash
             raise MaskscopeError(f"the grammar check failed: {self.last_words() or returncode}")
         return GrammarVerdict("crashed", detail=self.last_words(), returncode=returncode)
@@ -145,12 +148,12 @@ class _Child:
         return lines[-1] if lines else ""
 
     def stop(self) -> None:
+        self.stopped = True
         if self.alive():
             self.proc.kill()
         self.proc.wait()
         with contextlib.suppress(OSError):  # unsent bytes to a dead child
             self.proc.stdin.close()
-        self._stderr.close()
 
 
 def _rejection(answer: dict) -> GrammarVerdict:
@@ -191,26 +194,28 @@ class GrammarJudge:
         self._child = None
 
     def stop(self) -> None:
-        with self._lock:
-            if self._child is not None:
-                self._child.stop()
-                self._child = None
-                atexit.unregister(self.stop)
+        """Stop the child now. Without the lock: quitting must not wait for a check."""
+        child, self._child = self._child, None
+        if child is not None:
+            child.stop()
+        atexit.unregister(self.stop)
 
     def _ask(self, gbnf: str) -> GrammarVerdict:
-        if self._child is not None and not self._child.alive():
-            self._child.stop()  # it died between grammars: not this grammar's doing
-            self._child = None
-        if self._child is None:
+        child = self._child
+        if child is not None and not child.alive():
+            child.stop()  # it died between grammars: not this grammar's doing
+            child = None
+        if child is None:
             self.starts += 1
             child = _Child()
             child.wait_ready()
-            self._child = child
             atexit.register(self.stop)
-        found = self._child.ask(gbnf, self.limit_s)
-        if not self._child.alive():
-            self._child.stop()
-            self._child = None
+        self._child = child
+        found = child.ask(gbnf, self.limit_s)
+        if not child.alive():
+            child.stop()
+            if self._child is child:
+                self._child = None
         return found
 
     def _key(self, gbnf: str) -> str:

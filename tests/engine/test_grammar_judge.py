@@ -10,11 +10,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from engine.errors import GrammarError
+from engine.errors import GrammarError, MaskscopeError
 from engine.grammar import judge
 from engine.grammar.compile import CompiledSchema
 from engine.grammar.judge import GrammarJudge, judge_gbnf
@@ -115,3 +117,27 @@ def test_a_forked_worker_judges_with_a_child_of_its_own(
         assert own.starts == 1  # the worker's child was its own
     finally:
         own.stop()
+
+
+@pytest.mark.slow
+def test_stopping_does_not_wait_for_a_check_in_progress(tmp_path: Path):
+    own = GrammarJudge(folder=tmp_path)  # the full limit: SLOW would finish in seconds
+    outcome: list[BaseException | str] = []
+
+    def judge_slow() -> None:
+        try:
+            outcome.append(own.verdict(SLOW).outcome)
+        except MaskscopeError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=judge_slow)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while own._child is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # the child is ready and gets SLOW next
+    started = time.monotonic()
+    own.stop()  # as at exit, from another thread than the one judging
+    worker.join(10)
+    assert time.monotonic() - started < 2
+    assert len(outcome) == 1 and "stopped before it finished" in str(outcome[0])
+    assert not list(tmp_path.glob("*.json"))  # a check cut short is no verdict
