@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
+from weakref import WeakKeyDictionary
 
 from engine.grammar.maskscope.rules import Rules, char_class, literal
 
@@ -159,8 +160,19 @@ def _live_states(dfa: Dfa) -> set[int]:
 
 
 def to_gbnf(rules: Rules, dfa: Dfa, hint: str) -> str:
-    """A GBNF expression for the DFA's language; states reached from several places get rules."""
-    return _Writer(rules, dfa, hint).expression()
+    """A GBNF expression for the DFA's language; states reached from several places get rules.
+
+    The same language written twice into one grammar (two fields with the same bounds) reuses
+    the first one's rules.
+    """
+    written = _WRITTEN.setdefault(rules, {})
+    key = (hint, dfa.start, dfa.accepting, tuple(tuple(sorted(out.items())) for out in dfa.edges))
+    if key not in written:
+        written[key] = _Writer(rules, dfa, hint).expression()
+    return written[key]
+
+
+_WRITTEN: WeakKeyDictionary[Rules, dict[object, str]] = WeakKeyDictionary()
 
 
 class _Writer:

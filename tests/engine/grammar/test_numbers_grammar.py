@@ -8,11 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.check.feed import grammar_accepts
+from engine.check.feed import feed_text, grammar_accepts
+from engine.grammar.compile import CompiledSchema
 from engine.grammar.maskscope.numbers import integer_rule, number_rule
 from engine.grammar.maskscope.rules import Rules
 from engine.grammar.parser_check import check_gbnf
 from engine.grammar.report import Unenforced
+from engine.masking import make_backend
 from engine.masking.llguidance import gbnf_to_lark
 from tests.engine.grammar.test_numbers_language import (
     bound_nodes,
@@ -115,3 +117,31 @@ def test_written_values_from_the_test_suite(model) -> None:
     ]
     for node, text, valid in cases:
         assert grammar_accepts(model, grammar(node, True), text) == valid, (node, text)
+
+
+LLAMACPP_CASES = [
+    ({"minimum": -2, "maximum": 2147483647}, False, ["-2", "2147483647", "-3", "2147483648"]),
+    ({"minimum": 78.55, "maximum": 79.3333}, True, ["78.55", "79.3333", "78.5", "79.33331"]),
+    ({"minimum": 1, "maximum": 65535, "multipleOf": 7}, False, ["7", "65534", "0", "65535"]),
+]
+
+
+@pytest.mark.parametrize(("node", "fraction", "texts"), LLAMACPP_CASES)
+def test_llamacpp_reads_it_the_same(model, node: dict, fraction: bool, texts: list[str]) -> None:
+    backend = make_backend(
+        "llamacpp", model, CompiledSchema(schema=True, gbnf=grammar(node, fraction), text="")
+    )
+    try:
+        verdicts = [feed_text(model, backend, t).accepted for t in texts]
+    finally:
+        backend.close()
+    assert verdicts == [meets(node, Fraction(t)) for t in texts] == [True, True, False, False]
+
+
+def test_the_same_bounds_twice_share_their_rules() -> None:
+    rules = Rules()
+    node = {"minimum": -2, "maximum": 2147483647}
+    first = integer_rule(rules, node, "$.a", [])
+    once = rules.gbnf(first)
+    assert integer_rule(rules, dict(node), "$.b", []) == first
+    assert rules.gbnf(first) == once
