@@ -415,10 +415,12 @@ def _describe(record: StepRecord, n_steps: int) -> str:
             shown = ", ".join(html.escape(c.text) for c in cands[:4])
             return f" (e.g. {shown})" if shown else ""
 
+        # "llamacpp" names a backend and a compiler both: say which.
+        kind = " compiler" if d.between == "compilers" else " backend"
         text += (
-            f"<br>⚠ {d.between} disagree: {d.n_only_primary} allowed only by {d.primary}"
-            f"{examples(d.only_primary)}, {d.n_only_secondary} only by {d.secondary}"
-            f"{examples(d.only_secondary)}"
+            f"<br>⚠ {d.between} disagree: {d.n_only_primary} allowed only by the "
+            f"{d.primary}{kind}{examples(d.only_primary)}, {d.n_only_secondary} only by the "
+            f"{d.secondary}{kind}{examples(d.only_secondary)}"
         )
     return text
 

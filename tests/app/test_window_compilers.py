@@ -114,4 +114,5 @@ def test_window_shows_where_two_compilers_masks_differ(
     d = window._run_records[steps[0]].disagreement
     assert (d.between, d.primary, d.secondary) == ("compilers", "llamacpp", "llguidance")
     window.step_chart.show_step(steps[0])
-    assert "compilers disagree" in window.step_chart.step_label.text()
+    shown = window.step_chart.step_label.text()
+    assert "compilers disagree" in shown and "allowed only by the llamacpp compiler" in shown
