@@ -10,6 +10,7 @@ from engine.grammar.judge import check_parses
 from engine.grammar.llamacpp_converter import schema_to_gbnf
 from engine.grammar.llamacpp_coverage import unenforced_keywords
 from engine.grammar.llguidance_compiler import compile_llguidance
+from engine.grammar.maskscope.compiler import compile_to_gbnf
 from engine.grammar.report import Unenforced
 from engine.schema.parse import parse_schema
 from engine.settings import COMPILERS, DEFAULT_COMPILER
@@ -41,7 +42,9 @@ def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchem
         grammar, unenforced = compile_llguidance(schema)
         return CompiledSchema(schema, "", text, unenforced, compiler, llguidance_grammar=grammar)
     if compiler == "maskscope":
-        raise GrammarError("the maskscope compiler is not wired in yet")
-    gbnf = schema_to_gbnf(schema)
+        own = compile_to_gbnf(schema)
+        gbnf, unenforced = own.gbnf, own.unenforced
+    else:
+        gbnf, unenforced = schema_to_gbnf(schema), tuple(unenforced_keywords(schema))
     check_parses(gbnf)  # in a child process: a grammar that crashes llama.cpp costs only it
-    return CompiledSchema(schema, gbnf, text, tuple(unenforced_keywords(schema)), compiler)
+    return CompiledSchema(schema, gbnf, text, unenforced, compiler)

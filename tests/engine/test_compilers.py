@@ -45,6 +45,17 @@ def test_llguidance_backend_runs_the_llguidance_compilers_grammar(model):
     assert [g.keyword for g in theirs.unenforced] == ["multipleOf"]  # the converter's report
 
 
+@pytest.mark.parametrize("backend", ["llguidance", "llamacpp"])
+def test_maskscope_compilers_gbnf_runs_on_both_backends(model, backend):
+    compiled = compile_schema(MULTIPLE_OF_3, "maskscope")
+    assert (compiled.compiler, compiled.llguidance_grammar, compiled.unenforced) == (
+        "maskscope",
+        None,
+        (),
+    )
+    assert _accepts(model, compiled, "9", backend) and not _accepts(model, compiled, "4", backend)
+
+
 def test_llamacpp_backend_refuses_the_llguidance_compilers_grammar(model):
     compiled = compile_schema(MULTIPLE_OF_3, "llguidance")
     with pytest.raises(GrammarError, match="runs on the llguidance backend only"):
