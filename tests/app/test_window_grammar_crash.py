@@ -16,12 +16,15 @@ def test_a_crashing_grammar_is_refused_in_the_window(
     window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No schema makes the llama.cpp converter emit such a grammar (it refuses deep nesting
-    first), so the converter hands over this one; the rest is the real engine: the editor's
-    check and the run's compile judge it in a child, the llamacpp backend refuses it."""
+    first), so the converter, the run's compiler whatever the default, hands over this one;
+    the rest is the real engine: the editor's check and the run's compile judge it in a
+    child, the llamacpp backend refuses it."""
     monkeypatch.setattr(engine.grammar.compile, "schema_to_gbnf", lambda schema: DEEP)
     use_example(window, "currency", max_tokens=8)
     panel = window.settings_panel
-    generation = GenerationSettings(backend="llamacpp", temperature=0.0, max_tokens=8)
+    generation = GenerationSettings(
+        backend="llamacpp", compiler="llamacpp", temperature=0.0, max_tokens=8
+    )
     panel.set_settings(panel.model_settings(), generation)
     run_to_end(window)
     assert window.last_result is None
