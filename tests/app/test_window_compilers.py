@@ -116,3 +116,16 @@ def test_window_shows_where_two_compilers_masks_differ(
     window.step_chart.show_step(steps[0])
     shown = window.step_chart.step_label.text()
     assert "compilers disagree" in shown and "allowed only by the llamacpp compiler" in shown
+
+
+def test_a_run_the_settings_cannot_make_is_refused_with_the_reason(
+    window: MainWindow, monkeypatch
+) -> None:
+    """The panel greys these out; settings from elsewhere still get a message, not a run."""
+    bad = GenerationSettings(compiler="llguidance", backend="llamacpp")
+    monkeypatch.setattr(window.settings_panel, "generation_settings", lambda: bad)
+    assert not window.run()
+    kind, message = window.last_error
+    assert kind == "settings" and "llguidance backend only" in message
+    assert "llguidance backend only" in window.banner.label.text()
+    assert window.run_action.isEnabled()
