@@ -318,7 +318,7 @@ class SchemaEditor(QWidget):
             self.message.setToolTip("\n".join(str(g) for g in note.unenforced))
         else:
             self._set_message("✓ valid JSON Schema", ok=True)
-            self.message.setToolTip(f"The {where}'s grammar enforces every keyword.")
+            self.message.setToolTip(f"The {where} reports no keyword it leaves unenforced.")
         self.sig_grammar_checked.emit(note.error is None)
 
     def show_error(self, message: str, line: int | None = None, column: int | None = None) -> None:
