@@ -105,9 +105,14 @@ def check_case(model: Model, case: Case, compiler: str, backend_name: str) -> Sc
     """Every instance of `case` through `compiler`'s grammar on `backend_name`."""
     from engine.grammar.compile import compile_schema
 
+    text = json.dumps(case.schema, ensure_ascii=False)
     start = time.perf_counter()
     try:
-        compiled = compile_schema(json.dumps(case.schema, ensure_ascii=False), compiler)
+        compiled = compile_schema(text, compiler)
+        # Timed again: the first compile may wait on llama.cpp's check of a grammar it has
+        # not seen (in a child process, then cached); `ms` is the compiler's own time.
+        start = time.perf_counter()
+        compiled = compile_schema(text, compiler)
         ms = (time.perf_counter() - start) * 1000
         backend = make_backend(backend_name, model, compiled)
     except MaskscopeError as exc:
@@ -120,8 +125,10 @@ def check_case(model: Model, case: Case, compiler: str, backend_name: str) -> Sc
         verdicts = tuple(
             _verdict(model, backend, compiled, case, i, arrange) for i in range(len(case.instances))
         )
-    except Exception as exc:  # jsonschema itself cannot judge (a remote $ref)
-        error = f"jsonschema cannot judge the instances: {exc}"
+    except _Unjudged as exc:
+        return SchemaResult(case.file, case.group, compiler, backend_name, True, str(exc), ms)
+    except Exception as exc:  # a bug, in this module or a compiler's key order: say which
+        error = f"cannot check the instances: {type(exc).__name__}: {exc}"
         return SchemaResult(case.file, case.group, compiler, backend_name, True, error, ms)
     finally:
         backend.close()
@@ -144,8 +151,11 @@ def _verdict(
         retry = _feed(model, backend, texts[1])
         if retry.accepted:
             fed = retry
-    valid = not validation_issues(instance.data, case.schema)
-    errors = [] if valid else schema_errors(instance.data, case.schema)
+    try:
+        valid = not validation_issues(instance.data, case.schema)
+        errors = [] if valid else schema_errors(instance.data, case.schema)
+    except Exception as exc:  # a pattern Python's re cannot read (\p{L}), a remote $ref
+        raise _Unjudged(f"jsonschema cannot judge instance {index + 1}: {exc}") from exc
     let_through = fed.accepted and not valid
     gaps = explanation(case.schema, errors, compiled.unenforced) if let_through else ()
     return Verdict(
@@ -162,9 +172,16 @@ def _verdict(
     )
 
 
+class _Unjudged(Exception):
+    """jsonschema could not give its verdict, so the grammar's cannot be compared."""
+
+
 def _written(schema: Any, data: Any, arrange: Arrange) -> list[str]:
-    first = write(arrange(schema, data))
     own = write(data)
+    try:
+        first = write(arrange(schema, data))
+    except RecursionError:  # a schema too deep to walk: the instance's own order it is
+        return [own]
     return [first] if own == first else [first, own]
 
 

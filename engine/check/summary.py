@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.check.pool import CRASHED, HUNG
-from engine.settings import COMPILERS
+from engine.settings import BACKENDS, COMPILERS
 
 Line = Mapping[str, Any]
 SUITE = "JSON-Schema-Test-Suite"
@@ -57,11 +57,16 @@ def rows(lines: Iterable[Line]) -> dict[str, list[Row]]:
     groups: dict[tuple[str, str, str], list[Line]] = defaultdict(list)
     for line in lines:
         groups[corpus(line), line["compiler"], line["backend"]].append(line)
-    order = {name: i for i, name in enumerate(COMPILERS)}
     tables: dict[str, list[Row]] = {}
-    for key in sorted(groups, key=lambda k: (k[0] != OTHER, order.get(k[1], 99), k[2])):
+    for key in sorted(
+        groups, key=lambda k: (k[0] != OTHER, _rank(COMPILERS, k[1]), _rank(BACKENDS, k[2]))
+    ):
         tables.setdefault(key[0], []).append(_row(key[1], key[2], groups[key], key[0] == SUITE))
     return tables
+
+
+def _rank(names: tuple[str, ...], name: str) -> int:
+    return names.index(name) if name in names else len(names)
 
 
 def _row(compiler: str, backend: str, lines: Sequence[Line], suite: bool) -> Row:

@@ -100,3 +100,11 @@ def test_a_crashed_schema_counts_nothing_accepted():
 def test_each_compiler_gets_its_key_order():
     assert key_order("llamacpp") is llamacpp_order
     assert key_order("llguidance") is properties_order
+
+
+def test_a_schema_jsonschema_cannot_judge_is_an_error_not_a_verdict(model, monkeypatch):
+    _grammar(monkeypatch, 'root ::= "\\"" [a-z]* "\\""')
+    schema = {"type": "string", "pattern": "\\p{L}"}  # Python's re has no \p
+    result = check_case(model, _case(schema, "a"), "maskscope", "llguidance")
+    assert result.compiled and result.failed and result.verdicts == ()
+    assert result.error.startswith("jsonschema cannot judge instance 1: bad escape \\p")

@@ -28,14 +28,20 @@ LINES = [
     _line("s/enum.json", group="g1"),
     _line("s/enum.json", group="g2", invalid_rej=0),
     _line("a.json", compiler="llamacpp", backend="llamacpp", compiled=False, error="x", ms=2.0),
+    _line("a.json", compiler="llamacpp", backend="llguidance"),
 ]
 
 
 def test_rows_count_each_column():
     tables = rows(LINES)
     assert list(tables) == [OTHER, SUITE]
-    ours, theirs = tables[OTHER]
-    assert (ours.compiler, theirs.compiler) == ("maskscope", "llamacpp")
+    ours, *theirs = tables[OTHER]
+    # COMPILERS order, then BACKENDS order (llguidance first), not the alphabet
+    assert [(r.compiler, r.backend) for r in theirs] == [
+        ("llamacpp", "llguidance"),
+        ("llamacpp", "llamacpp"),
+    ]
+    assert ours.compiler == "maskscope"
     assert (ours.schemas, ours.compiled, ours.passed) == (5, 3, 1)
     assert (ours.valid_ok, ours.valid_n) == (5, 6)  # compiled schemas only
     assert (ours.invalid_rej, ours.invalid_n) == (2, 3)
