@@ -16,6 +16,7 @@ from typing import Any
 from engine.grammar.maskscope import digits
 from engine.grammar.maskscope.dfa import Dfa, intersect, to_gbnf
 from engine.grammar.maskscope.digits import Bound
+from engine.grammar.maskscope.normalize import Unsatisfiable
 from engine.grammar.maskscope.rules import Rules
 from engine.grammar.report import Unenforced
 
@@ -42,9 +43,6 @@ def _rule(
     if dfa is None:
         return "json-number" if fraction else "json-int"
     if dfa.empty:
-        # Imported here until the core's normalize.py is committed beside this module.
-        from engine.grammar.maskscope.normalize import Unsatisfiable
-
         kind = "number" if fraction else "integer"
         raise Unsatisfiable(path, f"no {kind} meets its minimum, maximum and multipleOf")
     return to_gbnf(rules, dfa, "number" if fraction else "integer")
@@ -53,7 +51,8 @@ def _rule(
 def language(
     node: Mapping[str, Any], path: str, gaps: list[Unenforced], fraction: bool
 ) -> Dfa | None:
-    """The DFA of the number texts node allows; None for every integer (or number)."""
+    """The DFA of the number texts node allows; None when its keywords constrain nothing
+    (or nothing a grammar can hold: then `gaps` says so)."""
     lower, upper = _bounds(node, path, gaps)
     step = written_step = _multiple_of(node, path, gaps)
     if step is not None and not fraction and digits.integer_step(step, fraction) == 1:
@@ -72,7 +71,9 @@ def _automaton(
 ) -> tuple[Dfa | None, list[tuple[str, str]]]:
     """The tightest automaton small enough, and the (keyword, note) pairs it leaves out."""
     if step is not None:
-        exact = _small(_intersect_all(digits.signed_range(lower, upper, fraction), step, fraction))
+        exact = _small(
+            _bounded_multiples(digits.signed_range(lower, upper, fraction), step, fraction)
+        )
         if exact is None:
             exact = _listed(lower, upper, step, fraction)
         if exact is not None:
@@ -102,7 +103,7 @@ def _long_bounds(bounds: list[Bound]) -> list[tuple[str, str]]:
     return [(b.keyword, f"a bound with this many digits: {_TOO_LARGE}") for b in bounds]
 
 
-def _intersect_all(ranged: Dfa | None, step: Decimal, fraction: bool) -> Dfa | None:
+def _bounded_multiples(ranged: Dfa | None, step: Decimal, fraction: bool) -> Dfa | None:
     multiples = _multiples(step, fraction)
     if ranged is None or multiples is None:
         return None

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from engine.check.feed import feed_text, grammar_accepts
 from engine.grammar.compile import CompiledSchema
+from engine.grammar.maskscope.normalize import Unsatisfiable
 from engine.grammar.maskscope.numbers import integer_rule, number_rule
 from engine.grammar.maskscope.rules import Rules
 from engine.grammar.parser_check import check_gbnf
@@ -33,8 +34,6 @@ def grammar(node: dict[str, object], fraction: bool) -> str:
 
 
 def grammar_says(model, node: dict[str, object], fraction: bool, text: str) -> bool:
-    from engine.grammar.maskscope.normalize import Unsatisfiable
-
     try:
         gbnf = grammar(node, fraction)
     except Unsatisfiable:
@@ -92,8 +91,6 @@ def test_both_engines_read_the_grammar(node: dict[str, object], fraction: bool) 
     "node", [{"minimum": 5, "maximum": 3}, {"minimum": 1, "maximum": 6, "multipleOf": 7}]
 )
 def test_no_integer_in_range_is_unsatisfiable(node: dict[str, object]) -> None:
-    from engine.grammar.maskscope.normalize import Unsatisfiable
-
     with pytest.raises(Unsatisfiable, match="no integer meets"):
         grammar(node, False)
 
