@@ -8,6 +8,7 @@ one JSON line per request line `{"gbnf": TEXT}`: `{"ok": true}`, or `{"ok": fals
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import sys
@@ -47,7 +48,7 @@ def first_mask(vocab: llama_cpp.llama_vocab_p, gbnf: str) -> None:
     data = (llama_cpp.llama_token_data * n)()
     np.frombuffer(data, dtype=_TOKEN_DATA)["id"] = np.arange(n, dtype=np.int32)
     array = llama_cpp.llama_token_data_array(data=data, size=n, selected=-1, sorted=False)
-    llama_cpp.llama_sampler_apply(sampler, llama_cpp.ctypes.byref(array))
+    llama_cpp.llama_sampler_apply(sampler, ctypes.byref(array))
     llama_cpp.llama_sampler_free(sampler)
 
 
