@@ -87,7 +87,8 @@ class SchemaResult:
 
 
 def key_order(compiler: str) -> Arrange:
-    """How instances are written for a compiler's grammar (README: "How check writes")."""
+    """How instances are written for a compiler's grammar: each object's keys in the order
+    its grammar writes them."""
     if compiler == "maskscope":
         try:
             from engine.grammar.maskscope.arrange import arrange
@@ -115,11 +116,12 @@ def check_case(model: Model, case: Case, compiler: str, backend_name: str) -> Sc
         compiled = compile_schema(text, compiler)
         ms = (time.perf_counter() - start) * 1000
         backend = make_backend(backend_name, model, compiled)
-    except MaskscopeError as exc:
+    except Exception as exc:  # a MaskscopeError, or a compiler's bug: both are no grammar
         ms = (time.perf_counter() - start) * 1000
         return SchemaResult(
-            case.file, case.group, compiler, backend_name, False, str(exc), ms, _unjudged(case)
-        )
+            case.file, case.group, compiler, backend_name, False, _reason(exc, compiler), ms,
+            _unjudged(case),
+        )  # fmt: skip
     arrange = key_order(compiler)
     try:
         verdicts = tuple(
@@ -170,6 +172,12 @@ def _verdict(
         explained_by=gaps,
         errors=tuple(e.message for e in errors),
     )
+
+
+def _reason(exc: Exception, compiler: str) -> str:
+    if isinstance(exc, MaskscopeError):
+        return str(exc)
+    return f"the {compiler} compiler failed: {type(exc).__name__}: {exc}"
 
 
 class _Unjudged(Exception):

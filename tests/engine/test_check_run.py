@@ -108,3 +108,13 @@ def test_a_schema_jsonschema_cannot_judge_is_an_error_not_a_verdict(model, monke
     result = check_case(model, _case(schema, "a"), "maskscope", "llguidance")
     assert result.compiled and result.failed and result.verdicts == ()
     assert result.error.startswith("jsonschema cannot judge instance 1: bad escape \\p")
+
+
+def test_a_compiler_that_raises_a_bug_gives_no_grammar_and_a_message(model, monkeypatch):
+    def broken(text: str, compiler: str = "maskscope") -> CompiledSchema:
+        raise KeyError("items")
+
+    monkeypatch.setattr(compile_module, "compile_schema", broken)
+    result = check_case(model, _case({"type": "integer"}, 1), "maskscope", "llguidance")
+    assert not result.compiled and not result.crashed
+    assert result.error == "the maskscope compiler failed: KeyError: 'items'"
