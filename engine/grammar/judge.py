@@ -37,6 +37,8 @@ LIMIT_S = 20.0
 START_LIMIT_S = 120.0  # the first start may assemble the default model from its package
 _VERSION = "2"  # in the key: a judge that checks differently does not reuse old verdicts
 _FOLDER = "grammar-verdicts"
+# Each edit of a schema in the window can make a new grammar: the newest verdicts are kept.
+KEPT = 20_000  # about 80 MB of 4 KB blocks at most
 _REFUSED = "the llamacpp backend refuses it; the llguidance backend may still run it"
 
 
@@ -175,6 +177,7 @@ class GrammarJudge:
         self._known: dict[str, GrammarVerdict] = {}
         self._build: str | None = None
         self.starts = 0
+        self._pruned = False
 
     def verdict(self, gbnf: str) -> GrammarVerdict:
         with self._lock:
@@ -236,6 +239,9 @@ class GrammarJudge:
 
     def _write(self, key: str, found: GrammarVerdict) -> None:
         path = self._path(key)
+        if not self._pruned:
+            self._pruned = True
+            _prune(path.parent, KEPT)
         partial = path.with_name(f"{key}.{os.getpid()}.{threading.get_ident()}.partial")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -246,6 +252,26 @@ class GrammarJudge:
             # A read-only or full cache: the verdict still holds for this process.
             with contextlib.suppress(OSError):
                 partial.unlink(missing_ok=True)
+
+
+def _prune(folder: Path, kept: int) -> None:
+    """Once per process: delete all but the `kept` most recently written verdicts."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    if len(entries) <= kept:
+        return
+    for entry in sorted(entries, key=_written)[: len(entries) - kept]:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+
+
+def _written(entry: os.DirEntry) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:
+        return 0.0  # pruned by another process meanwhile
 
 
 _judge = GrammarJudge()

@@ -67,6 +67,19 @@ def test_llama_cpp_parse_errors_keep_their_own_words():
     assert "error parsing grammar" in info.value.detail
 
 
+def test_only_the_newest_verdicts_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(judge, "KEPT", 3)
+    old = [tmp_path / f"{n}.json" for n in range(5)]
+    for age, path in enumerate(old):
+        path.write_text("{}")
+        os.utime(path, (1000 + age, 1000 + age))
+    own = GrammarJudge(folder=tmp_path)
+    # Without a child: _write is where a new verdict goes, and where the folder is pruned.
+    own._write("new", judge.GrammarVerdict("ok"))
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == ["2.json", "3.json", "4.json", "new.json"]
+
+
 @pytest.mark.slow
 def test_a_crashed_child_is_replaced(tmp_path: Path):
     own = GrammarJudge(folder=tmp_path)
