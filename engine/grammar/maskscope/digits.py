@@ -146,6 +146,33 @@ def literals(texts: Iterable[str], fraction: bool) -> Dfa | None:
     return explore(("w", ""), step, accepts)
 
 
+def coarser_steps(step: Decimal, fraction: bool, limit: int, max_states: int) -> list[Decimal]:
+    """Steps that `step` is a multiple of, largest first, whose automata may be small enough.
+
+    Every multiple of 123456789 is a multiple of 9: when the exact automaton is too large, a
+    divisor's is a looser grammar that still rejects most wrong values. Divisors explored up
+    to `limit` remainders; a part prime to 10 above `max_states` would stay after
+    minimisation, so those are skipped.
+    """
+    a, d = _scaled(step)
+    if not fraction:
+        a, d = a // gcd(a, 10**d), 0
+    found = []
+    for b in range(min(a - 1, limit // (d + 2)), 1, -1):
+        if a % b == 0 and _prime_to_ten(b) <= max_states:
+            found.append(Decimal(b).scaleb(-d))
+            if len(found) == 3:
+                break
+    return found
+
+
+def _prime_to_ten(n: int) -> int:
+    for p in (2, 5):
+        while n % p == 0:
+            n //= p
+    return n
+
+
 def _scaled(step: Decimal) -> tuple[int, int]:
     """(a, d) with step == a / 10^d, a a positive integer, d as small as possible."""
     sign, digits, exponent = step.normalize().as_tuple()

@@ -71,13 +71,9 @@ def _automaton(
 ) -> tuple[Dfa | None, list[tuple[str, str]]]:
     """The tightest automaton small enough, and the (keyword, note) pairs it leaves out."""
     if step is not None:
-        exact = _small(
-            _bounded_multiples(digits.signed_range(lower, upper, fraction), step, fraction)
-        )
-        if exact is None:
-            exact = _listed(lower, upper, step, fraction)
-        if exact is not None:
-            return exact, []
+        found = _with_multiples(lower, upper, step, fraction)
+        if found is not None:
+            return found
     dropped = [("multipleOf", f"with these bounds, {_TOO_LARGE}")] if step is not None else []
     bounds = [b for b in (lower, upper) if b is not None]
     for lo, hi in dict.fromkeys(((lower, upper), (lower, None), (None, upper))):
@@ -92,6 +88,23 @@ def _automaton(
         if alone is not None:
             return alone, _long_bounds(bounds)
     return None, dropped + _long_bounds(bounds)
+
+
+def _with_multiples(
+    lower: Bound | None, upper: Bound | None, step: Decimal, fraction: bool
+) -> tuple[Dfa, list[tuple[str, str]]] | None:
+    """multipleOf within the bounds: exactly, as a list, or as multiples of a divisor."""
+    ranged = digits.signed_range(lower, upper, fraction)
+    exact = _small(_bounded_multiples(ranged, step, fraction))
+    if exact is None:
+        exact = _listed(lower, upper, step, fraction)
+    if exact is not None:
+        return exact, []
+    for coarser in digits.coarser_steps(step, fraction, _MULTIPLES_LIMIT, MAX_STATES):
+        loose = _small(_bounded_multiples(ranged, coarser, fraction))
+        if loose is not None:
+            return loose, [("multipleOf", f"only as multiples of {coarser}: {_TOO_LARGE}")]
+    return None
 
 
 # A bound longer than this needs more states than MAX_STATES: skip building it.

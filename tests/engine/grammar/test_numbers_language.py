@@ -121,7 +121,7 @@ def test_large_steps_between_close_bounds(
     fraction: bool,
 ) -> None:
     """Too many remainders for an automaton, so the few multiples in range are listed; when
-    even the list is too long, the bounds alone hold and multipleOf is reported."""
+    even the list is too long, multiples of a divisor (or the bounds alone) hold, reported."""
     bounds = {low[2]: low[0] * step + low[1], span[2]: (low[0] + span[0]) * step + span[1]}
     node = {**bounds, "multipleOf": step}
     value = near[0] * step + near[1]
@@ -129,8 +129,8 @@ def test_large_steps_between_close_bounds(
     gaps: list[Unenforced] = []
     dfa = language(node, "$", gaps, fraction)
     assert dfa is not None
-    kept = bounds if gaps else node
     assert [g.keyword for g in gaps] in ([], ["multipleOf"])
+    kept = node if not gaps else {**bounds, "multipleOf": _divisor(gaps[0])}
     assert dfa.accepts(text) == meets(kept, Fraction(value))
 
 
@@ -184,8 +184,8 @@ def test_a_huge_step_between_close_bounds_is_listed() -> None:
 def test_too_large_is_looser_and_reported() -> None:
     gaps: list[Unenforced] = []
     dfa = language({"multipleOf": 123456789, "minimum": 0}, "$", gaps, fraction=False)
-    assert dfa is not None and dfa.accepts("5") and not dfa.accepts("-5")
-    assert [g.keyword for g in gaps] == ["multipleOf"]
+    assert dfa is not None and dfa.accepts("9") and not dfa.accepts("5") and not dfa.accepts("-9")
+    assert [(g.keyword, _divisor(g)) for g in gaps] == [("multipleOf", 9)]
     gaps.clear()
     assert language({"minimum": 1e308}, "$", gaps, fraction=False) is None
     assert [g.keyword for g in gaps] == ["minimum"]
@@ -195,3 +195,32 @@ def test_empty_ranges_accept_nothing() -> None:
     for node in ({"minimum": 5, "maximum": 3}, {"exclusiveMinimum": 1, "exclusiveMaximum": 2}):
         dfa = language(node, "$", [], fraction=False)
         assert dfa is not None and dfa.empty
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(4001, 10**12), st.integers(-(10**6), 10**6), st.integers(-5, 5))
+def test_a_step_too_large_still_allows_its_multiples(step: int, n: int, off: int) -> None:
+    """Past the automaton's size, a divisor's multiples are enforced: looser, never tighter."""
+    gaps: list[Unenforced] = []
+    dfa = language({"multipleOf": step}, "$", gaps, fraction=False)
+    assert [g.keyword for g in gaps] == ["multipleOf"]
+    assert dfa is None or dfa.accepts(str(n * step))
+    if dfa is not None and off:
+        assert dfa.accepts(str(n * step + off)) == ((n * step + off) % _divisor(gaps[0]) == 0)
+
+
+def _divisor(gap: Unenforced) -> int:
+    """The divisor a reported multipleOf was enforced through; 1 when none was."""
+    if "only as multiples of " not in gap.note:
+        return 1
+    return int(gap.note.split("only as multiples of ")[1].split(":")[0])
+
+
+def test_the_test_suites_huge_float_multiple_is_rejected() -> None:
+    """multipleOf 0.123456789 on integers: 1e308 is no multiple of 9, let alone of the step."""
+    gaps: list[Unenforced] = []
+    dfa = language({"multipleOf": 0.123456789}, "$", gaps, fraction=False)
+    assert dfa is not None
+    assert not dfa.accepts("1" + "0" * 308)
+    assert dfa.accepts(str(123456789 * 10**300)) and dfa.accepts("0")
+    assert {g.keyword for g in gaps} == {"multipleOf"}
