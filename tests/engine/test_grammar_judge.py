@@ -67,6 +67,15 @@ def test_llama_cpp_parse_errors_keep_their_own_words():
     assert "error parsing grammar" in info.value.detail
 
 
+def test_a_verdict_holds_for_one_llama_cpp_build(tmp_path: Path):
+    one, other = GrammarJudge(folder=tmp_path), GrammarJudge(folder=tmp_path)
+    one._build, other._build = "one build", "another build"  # what fingerprint() hashes
+    gbnf = 'root ::= "a"\n'
+    one._write(one._key(gbnf), judge.GrammarVerdict("crashed", returncode=-signal.SIGSEGV))
+    assert one.verdict(gbnf).outcome == "crashed" and one.starts == 0  # read back
+    assert other._read(other._key(gbnf)) is None  # another build judges it afresh
+
+
 def test_only_the_newest_verdicts_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(judge, "KEPT", 3)
     old = [tmp_path / f"{n}.json" for n in range(5)]
