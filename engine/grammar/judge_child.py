@@ -12,6 +12,7 @@ import ctypes
 import json
 import os
 import sys
+import threading
 from typing import IO
 
 import llama_cpp
@@ -79,9 +80,17 @@ def main() -> int:
         _reply(channel, {"ready": False, "error": str(exc)})
         return 2
     _reply(channel, {"ready": True})
+    # On a thread, like the window's worker and the check's threads: the stack that llama.cpp's
+    # recursive parser can exhaust is a thread's, often smaller than the main thread's.
+    serving = threading.Thread(target=_serve, args=(vocab, channel), name="judge")
+    serving.start()
+    serving.join()
+    return 0
+
+
+def _serve(vocab: llama_cpp.llama_vocab_p, channel: IO[str]) -> None:
     for line in sys.stdin:
         _reply(channel, judge(vocab, json.loads(line)["gbnf"]))
-    return 0
 
 
 if __name__ == "__main__":
