@@ -189,24 +189,28 @@ class _Writer:
     def expression(self) -> str:
         # GBNF has no empty language that both engines read: the caller says "unsatisfiable".
         assert not self.dfa.empty, "an empty language has no GBNF"
-        return self._body(self.dfa.start, 0, top=True)
+        start = self.dfa.start
+        if start in self.shared and not self._is_leaf(start):
+            return self._named(start)
+        return self._body(start, 0)
 
     def _ref(self, state: int, depth: int) -> str:
-        if self._is_leaf(state):
-            return self._body(state, depth)
-        if state in self.shared or depth >= _INLINE_DEPTH:
-            if state not in self.names:
-                self.names[state] = self.rules.reserve(self.hint)
-                self.rules.define(self.names[state], self._body(state, 0))
-            return self.names[state]
+        """The state inline, or by name when several states lead to it or nesting is deep."""
+        if not self._is_leaf(state) and (state in self.shared or depth >= _INLINE_DEPTH):
+            return self._named(state)
         return self._body(state, depth)
+
+    def _named(self, state: int) -> str:
+        if state not in self.names:
+            self.names[state] = self.rules.reserve(self.hint)
+            self.rules.define(self.names[state], self._body(state, 0))
+        return self.names[state]
 
     def _is_leaf(self, state: int) -> bool:
         return all(t == state for t in self.dfa.edges[state].values())
 
-    def _body(self, state: int, depth: int, top: bool = False) -> str:
-        if top and state in self.shared and not self._is_leaf(state):
-            return self._ref_named(state)
+    def _body(self, state: int, depth: int) -> str:
+        """`loop* ( class next | ... )`, the choice optional where the state accepts."""
         out = self.dfa.edges[state]
         loop = [c for c, t in out.items() if t == state]
         targets: dict[int, list[str]] = {}
@@ -228,12 +232,6 @@ class _Writer:
             else:
                 parts.append(choice)
         return " ".join(parts)
-
-    def _ref_named(self, state: int) -> str:
-        if state not in self.names:
-            self.names[state] = self.rules.reserve(self.hint)
-            self.rules.define(self.names[state], self._body(state, 0))
-        return self.names[state]
 
 
 _LEADING_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"(?=$| )')

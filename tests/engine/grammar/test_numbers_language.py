@@ -57,7 +57,7 @@ def bound_nodes(values: st.SearchStrategy) -> st.SearchStrategy[dict[str, object
     return st.dictionaries(keywords, values.map(as_json), min_size=1, max_size=3)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(bound_nodes(integers), integers)
 @example({"minimum": -2, "maximum": 2147483647}, -3)
 @example({"exclusiveMinimum": 0, "exclusiveMaximum": 1}, 0)
@@ -65,7 +65,7 @@ def test_integer_bounds_are_exact(node: dict[str, object], value: int) -> None:
     assert accepts(node, str(value), fraction=False) == meets(node, Fraction(value))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=90, deadline=None)
 @given(bound_nodes(decimals), integers)
 @example({"minimum": 1.5}, 1)
 @example({"maximum": -0.5}, -1)
@@ -73,7 +73,7 @@ def test_fractional_bounds_round_for_integers(node: dict[str, object], value: in
     assert accepts(node, str(value), fraction=False) == meets(node, Fraction(value))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(bound_nodes(decimals), decimals)
 @example({"minimum": 1.1}, Fraction(11, 10))
 @example({"exclusiveMinimum": 1.1}, Fraction(11, 10))
@@ -93,7 +93,7 @@ def test_trailing_zeros_keep_the_value(
     assert accepts(node, padded, fraction=True) == meets(node, value)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=90, deadline=None)
 @given(st.integers(1, 40), st.one_of(small, wide), st.booleans(), bound_nodes(small))
 @example(7, 65535, False, {"minimum": 1, "maximum": 65535})
 def test_integer_multiples(step: int, value: int, bounded: bool, bounds: dict[str, object]) -> None:
@@ -101,7 +101,7 @@ def test_integer_multiples(step: int, value: int, bounded: bool, bounds: dict[st
     assert accepts(node, str(value), fraction=False) == meets(node, Fraction(value))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=90, deadline=None)
 @given(
     st.integers(5000, 10**9),
     st.tuples(
@@ -138,7 +138,7 @@ def test_large_steps_between_close_bounds(
 binary_steps = st.sampled_from([0.5, 0.25, 1.5, 2.5, 0.125, 3, 10, 1.0])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=90, deadline=None)
 @given(binary_steps, decimals)
 @example(1.5, Fraction(-45, 10))
 @example(1.5, Fraction(35))
