@@ -30,8 +30,11 @@ _OFFSET = "(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 _TIME = f"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.{_D}+)?{_OFFSET}"
 
 # isoduration: numbers as Decimal reads them (`,` for `.` too), designators in order.
-_NUM = "[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:[eE][+-]?[0-9]+)?"
-_ZERO = "[+-]?(?:0+(?:[.,]0*)?|[.,]0+)(?:[eE][+-]?[0-9]+)?"
+# Exponents stop at 5 digits: past Decimal's range isoduration refuses some and overflows
+# (an exception out of jsonschema) on others.
+_EXP = "(?:[eE][+-]?[0-9]{1,5})?"
+_NUM = f"[+-]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+){_EXP}"
+_ZERO = f"[+-]?(?:0+(?:[.,]0*)?|[.,]0+){_EXP}"
 _YMD = f"(?:{_NUM}Y(?:{_NUM}M)?(?:{_NUM}D)?|{_NUM}M(?:{_NUM}D)?|{_NUM}D)"
 _WEEKS = f"(?:{_ZERO}Y)?(?:{_ZERO}M)?(?:{_ZERO}D)?{_NUM}W"  # weeks only beside zeros
 _HMS = f"T(?:{_NUM}H(?:{_NUM}M)?(?:{_NUM}S)?|{_NUM}M(?:{_NUM}S)?|{_NUM}S)"

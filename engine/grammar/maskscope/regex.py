@@ -387,9 +387,9 @@ def _trim(items: list[Node], front: bool) -> list[Node]:
         if edge.lo == 0:
             items.pop(i)
             continue
-        items[i] = Repeat(edge.item, edge.lo, edge.lo)
+        items[i] = edge.item if edge.lo == 1 else Repeat(edge.item, edge.lo, edge.lo)
         break
-    return items
+    return _flatten(tuple(items))
 
 
 # ---------------------------------------------------------------- lengths on whole strings
@@ -586,7 +586,7 @@ def _class(raw: Ranges) -> str:
 
 def _class_text(ranges: Ranges, negate: bool = False) -> str:
     """`[...]` as both llama.cpp and llguidance read it: `-` and `^` as hex escapes, since
-    neither takes `\\-` or `\\^`, and anything unprintable as an escape."""
+    neither takes `\\-` or `\\^`."""
     parts = []
     for lo, hi in ranges:
         a, b = _class_char(lo), _class_char(hi)
@@ -596,12 +596,11 @@ def _class_text(ranges: Ranges, negate: bool = False) -> str:
 
 def _class_char(code: int) -> str:
     ch = chr(code)
-    if ch in "]-^[" or code < 0x20 or code == 0x7F:
+    if ch in "]-^[" or (code < 0x100 and not ch.isprintable()):
         return f"\\x{code:02X}"
     if ch == "\\":
         return "\\\\"
-    if not ch.isprintable():
-        return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+    # Written as itself: llguidance misreads `\\u0085` (as `\\u85`) and `\\U0001F600`.
     return ch
 
 

@@ -44,6 +44,8 @@ def string_rule(
     if chosen is None:
         if (lo, hi) == (0, None):
             return "json-string"
+        if hi == 0:  # llguidance refuses a repeat of `{0}`
+            return rules.add("string", f"{_QUOTE} {_QUOTE}")
         count = f"{{{lo},{'' if hi is None else hi}}}" if lo != hi else f"{{{lo}}}"
         return rules.add("string", f"{_QUOTE} json-char{count} {_QUOTE}")
     keyword, whole = chosen
