@@ -72,6 +72,8 @@ def _as_enumerated(leaf: list[Part], value: Any) -> tuple[Any] | None:
     """The const/enum entry equal to the value, as written in the schema (its key order)."""
     for part in leaf:
         schema = part.schema
+        if not isinstance(schema, dict):
+            continue
         options = [schema["const"]] if "const" in schema else schema.get("enum")
         if isinstance(options, list):
             for option in options:

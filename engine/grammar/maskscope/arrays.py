@@ -51,6 +51,8 @@ def shape_of(ctx: Context, flat: list[Part]) -> ArrayShape:
     lows, highs = [0], []
     for part in flat:
         schema, path, base = part.schema, part.path, part.base
+        if not isinstance(schema, dict):
+            continue
         shape.prefixes.append(_prefix_and_rest(ctx, schema, path, base))
         if _count(schema.get("minItems")):
             lows.append(schema["minItems"])

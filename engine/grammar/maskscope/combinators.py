@@ -38,7 +38,7 @@ def choices_of(ctx: Context, part: Part) -> list[Choice]:
                 for i, b in enumerate(branches)
             ]
             if key == "oneOf" and not _disjoint(ctx, alts):
-                ctx.report(path, "oneOf", "branches may overlap: enforced as anyOf")
+                alts = _exactly_one(ctx, alts, path)
             out.append(Choice(key, path, alts))
     if "if" in schema and ("then" in schema or "else" in schema):
         cond = Part(schema["if"], child_path(path, "if"), base)
@@ -57,6 +57,23 @@ def choices_of(ctx: Context, part: Part) -> list[Choice]:
             out.append(Choice("not", path, alts))
     out += _dependencies(ctx, part)
     return out
+
+
+def _exactly_one(ctx: Context, alts: list[list[Part]], path: str) -> list[list[Part]]:
+    """oneOf's branches that may overlap: each branch and not the others, where `not` of
+    every branch can be written; else the branches as they are (anyOf), reported."""
+    if len(alts) > 4 or any(negation(ctx.quiet(), alt[0]) is None for alt in alts):
+        ctx.report(path, "oneOf", "branches may overlap: enforced as anyOf")
+        return alts
+    return [
+        alt
+        + [
+            Part({"not": other[0].schema}, other[0].path, other[0].base)
+            for other in alts
+            if other is not alt
+        ]
+        for alt in alts
+    ]
 
 
 def _dependencies(ctx: Context, part: Part) -> list[Choice]:

@@ -116,7 +116,7 @@ class Compiler:
                 raise Unsatisfiable(
                     merged.path, "none of its enum/const values meets its other keywords"
                 )
-            return values_rule(allowed)
+            return values_rule(self.rules, allowed)
         if not any(k in ASSERTIONS for p in leaf for k in p.schema):
             return "json-value"
         options: list[str] = []

@@ -72,6 +72,8 @@ def shape_of(ctx: Context, flat: list[Part]) -> Shape:
     lows, highs = [0], []
     for part in flat:
         schema, path, base = part.schema, part.path, part.base
+        if not isinstance(schema, dict):
+            continue
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         pats = schema.get("patternProperties")
         patterns = [
@@ -90,12 +92,13 @@ def shape_of(ctx: Context, flat: list[Part]) -> Shape:
             allowed.append(Part(schema["propertyNames"], child_path(path, "propertyNames"), base))
         lows += [schema["minProperties"]] if _count(schema.get("minProperties")) else []
         highs += [schema["maxProperties"]] if _count(schema.get("maxProperties")) else []
-    for part in flat:
-        for n in (
-            part.schema.get("required", []) if isinstance(part.schema.get("required"), list) else []
-        ):
-            if isinstance(n, str) and n not in names:
-                names.append(n)
+    for owner in owners:
+        listed = owner.part.schema.get("required")
+        names += [
+            n
+            for n in (listed if isinstance(listed, list) else [])
+            if isinstance(n, str) and n not in names
+        ]
     shape = Shape(owners, names, required, allowed, max(lows), min(highs) if highs else None)
     shape.finite_names = _finite_names(ctx, allowed)
     return shape
@@ -222,7 +225,8 @@ def _pattern_members(
                 )
             if shape.names_allowed:
                 ctx.report(part.path, "propertyNames", "not checked on pattern keys")
-            options.append(_member(comp, f'"\\"" {text} "\\""', value))
+            key = comp.rules.add("key", f'"\\"" {text} "\\""')  # one lexeme, quotes included
+            options.append(_member(comp, key, value))
     return options
 
 

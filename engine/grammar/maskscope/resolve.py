@@ -56,9 +56,10 @@ class Resolver:
         self._id_key = "id" if self.draft == 4 else "$id"
         self._documents: dict[str, tuple[Any, str]] = {}
         self._anchors: dict[str, tuple[Any, str, str]] = {}
-        self.root_part = Part(root, "$", self.base_of(root, DEFAULT_BASE))
+        self._bases: dict[int, str] = {}
         self._documents.setdefault(urldefrag(DEFAULT_BASE).url, (root, "$"))
         self._index(root, "$", DEFAULT_BASE)
+        self.root_part = Part(root, "$", self.base_of(root, DEFAULT_BASE))
 
     def resolve(self, ref: str, base: str, path: str) -> Part:
         """The subschema `ref` names, seen from a subschema whose base is `base`."""
@@ -92,11 +93,9 @@ class Resolver:
         return Part(node, at, base)
 
     def base_of(self, node: Any, base: str) -> str:
-        if isinstance(node, dict) and isinstance(node.get(self._id_key), str):
-            ident = node[self._id_key]
-            if not ident.startswith("#"):
-                return urljoin(base, ident)
-        return base
+        """The base URI inside `node`: fixed by where it sits in the document, so asking
+        twice is harmless; a subschema the compiler made up inherits `base`."""
+        return self._bases.get(id(node), base)
 
     def _index(self, node: Any, path: str, base: str) -> None:
         if isinstance(node, list):
@@ -114,6 +113,7 @@ class Resolver:
             else:
                 self._documents.setdefault(url, (node, path))
                 base = url
+        self._bases[id(node)] = base
         anchor = node.get("$anchor")
         if isinstance(anchor, str):
             self._anchors.setdefault(f"{urldefrag(base).url}#{anchor}", (node, path, base))

@@ -112,7 +112,8 @@ def _strip_literals(body: str) -> str:
 def _escape_char(ch: str, special: str) -> str:
     code = ord(ch)
     if ch in special or ch == "\\":
-        return "\\" + ch
+        # llguidance's gbnf_to_lark knows no `\-` or `\^`; a hex escape means the same.
+        return f"\\x{code:02X}" if ch in "-^" else "\\" + ch
     if ch == "\n":
         return "\\n"
     if ch == "\r":

@@ -56,9 +56,24 @@ def json_text(value: Any) -> str:
     return "[" + ", ".join(json_text(v) for v in value) + "]"
 
 
-def values_rule(values: Iterable[Any]) -> str:
-    """Exactly these values, each as one literal."""
-    return alternatives(literal(json_text(v)) for v in values)
+def values_rule(rules: Rules, values: Iterable[Any]) -> str:
+    """Exactly these values. Scalars are literals; objects and arrays are written as
+    structure (with `ws`), so that llguidance lexes them as it lexes other JSON: one long
+    literal would be a lexeme competing with the `{` of every other object there."""
+    return alternatives(_value_rule(rules, v) for v in values)
+
+
+def _value_rule(rules: Rules, value: Any) -> str:
+    if isinstance(value, dict):
+        members = [
+            f'{literal(json.dumps(k, ensure_ascii=False))} ws ":" ws {_value_rule(rules, v)} ws'
+            for k, v in value.items()
+        ]
+        return rules.add("const-object", '"{" ws ' + ' "," ws '.join(members) + ' "}"')
+    if isinstance(value, list):
+        items = [f"{_value_rule(rules, v)} ws" for v in value]
+        return rules.add("const-array", '"[" ws ' + ' "," ws '.join(items) + ' "]"')
+    return literal(json_text(value))
 
 
 def string_except(rules: Rules, names: Iterable[str]) -> str:
@@ -71,7 +86,8 @@ def string_except(rules: Rules, names: Iterable[str]) -> str:
     if not units:
         return "json-string"
     rest = rules.add("string-rest", 'json-char* "\\""')
-    return '"\\"" ' + _trie_rule(rules, units, rest)
+    # One rule, quotes included: the key stays one lexeme, like a literal key beside it.
+    return rules.add("key", '"\\"" ' + _trie_rule(rules, units, rest))
 
 
 def _units(text: str) -> list[str]:

@@ -121,3 +121,33 @@ def test_contradictions_are_errors_naming_the_subschema(schema, where):
 def test_remote_references_are_refused():
     with pytest.raises(GrammarError, match="remote references are not supported"):
         compile_to_gbnf({"$ref": "https://example.com/other.json"})
+
+
+def test_one_of_with_overlapping_branches_excludes_values_matching_both(model):
+    schema = {
+        "type": "object",
+        "oneOf": [{"required": ["id", "win"]}, {"required": ["id", "lose"]}],
+    }
+    assert not any(u.keyword == "oneOf" for u in compile_to_gbnf(schema).unenforced)
+    assert accepts(model, schema, {"id": 1, "win": 2})
+    assert accepts(model, schema, {"id": 1, "lose": 2})
+    assert not accepts(model, schema, {"id": 1, "win": 2, "lose": 3})
+
+
+def test_a_key_free_in_one_branch_and_declared_in_another(model):
+    # llguidance lexes greedily: a key written as one literal in one branch must not
+    # hide the same key read as "any other string" in the other branch.
+    schema = {
+        "anyOf": [
+            {"type": "object", "properties": {"_meta": {}}},
+            {"type": "object", "properties": {"content": {"properties": {"type": {}, "text": {}}}}},
+        ]
+    }
+    assert accepts(model, schema, {"content": {"type": "text", "text": "x"}, "_meta": {}})
+
+
+def test_const_objects_keep_their_key_order(model):
+    schema = {"properties": {"v": {"const": {"b": 1, "a": [1.0, "x"]}}}}
+    assert arrange(schema, {"v": {"a": [1, "x"], "b": 1}}) == {"v": {"b": 1, "a": [1.0, "x"]}}
+    assert accepts(model, schema, {"v": {"a": [1, "x"], "b": 1}})
+    assert not accepts(model, schema, {"v": {"a": [2, "x"], "b": 1}})
