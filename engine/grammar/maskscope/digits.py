@@ -86,33 +86,52 @@ def multiples(step: Decimal, fraction: bool, limit: int) -> Dfa | None:
     """Number texts whose value is an exact multiple of `step` (> 0); None past `limit` states.
 
     With step = a / 10^d, x is a multiple when x * 10^d is an integer divisible by a: the
-    state is that integer's remainder so far, and the count of fraction digits read.
+    state is that integer's remainder so far, and the count of fraction digits read. An
+    integer step 10^c * b (b prime to 10) needs c trailing zeros and a remainder mod b only,
+    so that 10^12 takes 13 states, not 10^12.
     """
     a, d = _scaled(step)
     if not fraction:
         a, d = a // gcd(a, 10**d), 0
-    if a * (d + 2) > limit:
+    tens, a = _split_tens(a) if d == 0 else (0, a)
+    if a * (d + 1) * (tens + 1) > limit:
         return None
-    State = tuple[str, int, int]
+    # (phase, remainder, fraction digits read, trailing zeros of the integer part up to tens)
+    State = tuple[str, int, int, int]
 
     def step_fn(state: State, symbol: str) -> State | None:
-        phase, rem, used = state
+        phase, rem, used, zeros = state
         if symbol == "-":
             return state if phase == "s" else None
         if symbol == ".":
-            return ("f", rem, 0) if fraction and phase == "i" else None
+            if not fraction or phase != "i":
+                return None
+            if d == 0:  # only zeros may follow: the integer part decides, once
+                return ("f", 0, 0, tens) if accepts(state) else None
+            return ("f", rem, 0, zeros)
         digit = int(symbol)
+        if phase == "s" and digit == 0:
+            return ("i", 0, 0, tens)  # a lone 0 is a multiple of anything
         if phase in "si":
-            return ("i", (rem * 10 + digit) % a, 0)
+            zeros = min(zeros + 1, tens) if digit == 0 else 0
+            return ("i", (rem * 10 + digit) % a, 0, zeros)
         if used < d:
-            return ("f", (rem * 10 + digit) % a, used + 1)
+            return ("f", (rem * 10 + digit) % a, used + 1, zeros)
         return state if digit == 0 else None  # trailing zeros keep the value
 
     def accepts(state: State) -> bool:
-        phase, rem, used = state
-        return phase != "s" and rem * pow(10, d - used, a) % a == 0
+        phase, rem, used, zeros = state
+        return phase != "s" and zeros == tens and rem * pow(10, d - used, a) % a == 0
 
-    return explore(("s", 0, 0), step_fn, accepts, limit)
+    return explore(("s", 0, 0, 0), step_fn, accepts, limit)
+
+
+def _split_tens(a: int) -> tuple[int, int]:
+    """(c, b) with a == 10^c * b and b prime to 10; (0, a) when no such split exists."""
+    c, b = 0, a
+    while b % 10 == 0:
+        c, b = c + 1, b // 10
+    return (c, b) if gcd(b, 10) == 1 else (0, a)
 
 
 def integer_step(step: Decimal, fraction: bool) -> int | None:

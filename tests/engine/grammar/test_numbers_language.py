@@ -134,6 +134,21 @@ def test_large_steps_between_close_bounds(
     assert dfa.accepts(text) == meets(kept, Fraction(value))
 
 
+@settings(max_examples=90, deadline=None)
+@given(
+    st.sampled_from([1000, 10**6, 3 * 10**5, 10**12, 7 * 10**9, 2000]),
+    st.integers(-(10**4), 10**4),
+    st.sampled_from([0, 0, 1, -1, 10, 10**5]),
+    st.booleans(),
+)
+def test_steps_with_many_zeros(step: int, n: int, off: int, fraction: bool) -> None:
+    """10^c * b needs c trailing zeros and a remainder mod b: small, exact automata."""
+    value = n * step + off
+    text = str(value) + (".00" if fraction and value else "")
+    node = {"multipleOf": step}
+    assert accepts(node, text, fraction) == meets(node, Fraction(value))
+
+
 # Steps whose float is exactly its decimal, so jsonschema agrees and nothing is reported.
 binary_steps = st.sampled_from([0.5, 0.25, 1.5, 2.5, 0.125, 3, 10, 1.0])
 
