@@ -103,13 +103,15 @@ def _with_multiples(
     for coarser in digits.coarser_steps(step, fraction, _MULTIPLES_LIMIT, MAX_STATES):
         loose = _small(_bounded_multiples(ranged, coarser, fraction))
         if loose is not None:
-            return loose, [("multipleOf", f"only as multiples of {coarser}: {_TOO_LARGE}")]
+            return loose, [
+                ("multipleOf", f"enforced only as multiples of {coarser:f}; {_TOO_LARGE}")
+            ]
     return None
 
 
 # A bound longer than this needs more states than MAX_STATES: skip building it.
 _MAX_DIGITS = 100
-_TOO_LARGE = "the grammar would need more rules than llama.cpp handles well"
+_TOO_LARGE = "the exact grammar would need more rules than llama.cpp handles well"
 
 
 def _long_bounds(bounds: list[Bound]) -> list[tuple[str, str]]:

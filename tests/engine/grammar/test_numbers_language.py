@@ -228,7 +228,7 @@ def _divisor(gap: Unenforced) -> int:
     """The divisor a reported multipleOf was enforced through; 1 when none was."""
     if "only as multiples of " not in gap.note:
         return 1
-    return int(gap.note.split("only as multiples of ")[1].split(":")[0])
+    return int(gap.note.split("only as multiples of ")[1].split(";")[0])
 
 
 def test_the_test_suites_huge_float_multiple_is_rejected() -> None:
