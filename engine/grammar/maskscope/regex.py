@@ -16,6 +16,7 @@ import re
 import re._constants as sre
 import re._parser as sre_parse
 import sys
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -170,10 +171,125 @@ def parse(pattern: str, flags: int = 0) -> Node:
     try:
         parsed = sre_parse.parse(pattern, flags)
     except re.error as exc:
-        raise RegexUnsupported(f"not a regular expression Python can read ({exc})") from None
+        # jsonschema cannot run it either; ECMA-262's own syntax then says what it means.
+        ecma = _from_ecma(pattern)
+        if ecma == pattern:
+            raise RegexUnsupported(f"not a regular expression Python can read ({exc})") from None
+        try:
+            parsed = sre_parse.parse(ecma, flags)
+        except re.error:
+            raise RegexUnsupported(f"not a regular expression Python can read ({exc})") from None
     if parsed.state.flags & sre.SRE_FLAG_LOCALE:
         raise RegexUnsupported("the pattern depends on the locale")
     return _tree(list(parsed), parsed.state.flags)
+
+
+_ECMA_PROPERTY = re.compile(r"\\([pP])\{([A-Za-z_]+)(?:=([A-Za-z_]+))?\}")
+_ECMA_NAMED_GROUP = re.compile(r"\(\?<(?![=!])[A-Za-z_$][\w$]*>")
+_CATEGORY_NAMES = {
+    "Letter": "L",
+    "Cased_Letter": "LC",
+    "Uppercase_Letter": "Lu",
+    "Lowercase_Letter": "Ll",
+    "Titlecase_Letter": "Lt",
+    "Modifier_Letter": "Lm",
+    "Other_Letter": "Lo",
+    "Mark": "M",
+    "Nonspacing_Mark": "Mn",
+    "Spacing_Mark": "Mc",
+    "Enclosing_Mark": "Me",
+    "Number": "N",
+    "Decimal_Number": "Nd",
+    "digit": "Nd",
+    "Letter_Number": "Nl",
+    "Other_Number": "No",
+    "Punctuation": "P",
+    "punct": "P",
+    "Connector_Punctuation": "Pc",
+    "Dash_Punctuation": "Pd",
+    "Open_Punctuation": "Ps",
+    "Close_Punctuation": "Pe",
+    "Initial_Punctuation": "Pi",
+    "Final_Punctuation": "Pf",
+    "Other_Punctuation": "Po",
+    "Symbol": "S",
+    "Math_Symbol": "Sm",
+    "Currency_Symbol": "Sc",
+    "Modifier_Symbol": "Sk",
+    "Other_Symbol": "So",
+    "Separator": "Z",
+    "Space_Separator": "Zs",
+    "Line_Separator": "Zl",
+    "Paragraph_Separator": "Zp",
+    "Other": "C",
+    "Control": "Cc",
+    "cntrl": "Cc",
+    "Format": "Cf",
+    "Unassigned": "Cn",
+    "Private_Use": "Co",
+    "Surrogate": "Cs",
+}
+
+
+def _from_ecma(pattern: str) -> str:
+    """ECMA-262 syntax Python lacks, in Python's: `\\p{L}` as its ranges, `(?<name>` as a
+    plain group. A `\\p{Script=...}` it cannot know is left as it is (and so refused)."""
+    pattern = _ECMA_NAMED_GROUP.sub("(?:", pattern)
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        found = _ECMA_PROPERTY.match(pattern, i) if pattern[i] == "\\" else None
+        if found is not None and (ranges := _property(found)) is not None:
+            body = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in ranges)
+            out.append(body if in_class else f"[{body}]")
+            i = found.end()
+            continue
+        step = 2 if pattern[i] == "\\" else 1
+        if pattern[i] == "[" and not in_class:
+            in_class = True
+            if pattern.startswith("^]", i + 1) or pattern.startswith("]", i + 1):
+                step += pattern.index("]", i + 1) - i  # a leading `]` is a member
+        elif pattern[i] == "]":
+            in_class = False
+        out.append(pattern[i : i + step])
+        i += step
+    return "".join(out)
+
+
+def _property(found: re.Match[str]) -> Ranges | None:
+    kind, name, value = found.groups()
+    if value is not None:
+        if name not in ("General_Category", "gc"):
+            return None  # Script=, Script_Extensions=: no table here
+        name = value
+    code = _CATEGORY_NAMES.get(name, name)
+    ranges = _general_category(code)
+    if ranges is None:
+        return None
+    return _complement(ranges) if kind == "P" else ranges
+
+
+@cache
+def _categories() -> dict[str, Ranges]:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for i, ch in enumerate(_all_chars()):
+        code = _index_to_code(i)
+        found = spans.setdefault(unicodedata.category(ch), [])
+        if found and found[-1][1] == code - 1:
+            found[-1] = (found[-1][0], code)
+        else:
+            found.append((code, code))
+    return {cat: tuple(r) for cat, r in spans.items()}
+
+
+def _general_category(code: str) -> Ranges | None:
+    table = _categories()
+    if code == "LC":
+        return _normalize([r for cat in ("Lu", "Ll", "Lt") for r in table.get(cat, ())])
+    if len(code) == 1 and code.isupper():
+        return _normalize([r for cat, rs in table.items() if cat[0] == code for r in rs])
+    if len(code) == 2 and code in {"Cs"} | set(table):
+        return table.get(code, ())
+    return None
 
 
 def _tree(items: list, flags: int) -> Node:

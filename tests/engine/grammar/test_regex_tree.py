@@ -6,6 +6,7 @@ These run without a model; test_regex_grammar.py feeds the grammars through llgu
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
 
@@ -35,7 +36,7 @@ from engine.grammar.report import Unenforced
         ("a^b", "inside"),
         ("(?>a)", "atomic"),
         ("a*+", "possessive"),
-        (r"\p{L}", "Python can read"),
+        (r"\p{Foo}", "Python can read"),
         ("[", "Python can read"),
     ],
 )
@@ -137,3 +138,16 @@ def test_a_repeat_past_the_cap_is_loosened_and_said() -> None:
 def test_any_character_is_json_char() -> None:
     assert length_range(Chars(ANY)) == (1, 1)
     assert gbnf_of("") == "json-char*"
+
+
+def test_ecma_property_escapes_python_lacks_are_read_as_ecma_does() -> None:
+    letters = ranges_of(r"\p{Letter}")
+    assert members(letters, range(0x400)) == {
+        c for c in range(0x400) if unicodedata.category(chr(c)).startswith("L")
+    }
+    assert ranges_of(r"\p{Lu}") == ranges_of(r"\p{General_Category=Uppercase_Letter}")
+    digits_or_not = ranges_of(r"[\P{Nd}\p{Nd}]")
+    assert members(digits_or_not, range(0x3000)) == members(ANY, range(0x3000))
+    assert whole_strings(r"(?<year>\d{4})-") == whole_strings(r"(\d{4})-")
+    with pytest.raises(RegexUnsupported, match="Python can read"):
+        whole_strings(r"\p{Script=Greek}")
