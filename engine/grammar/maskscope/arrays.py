@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.grammar.maskscope.normalize import Context, Unsatisfiable, flatten, merge
+from engine.grammar.maskscope.normalize import Context, Unsatisfiable, as_count, flatten, merge
 from engine.grammar.maskscope.resolve import Part, child_path
 from engine.grammar.maskscope.rules import alternatives, literal
 from engine.grammar.maskscope.values import json_text
@@ -18,6 +18,7 @@ ARRAY_KEYWORDS = (
 )  # fmt: skip
 MAX_REPEAT = 1000  # llama.cpp's grammar engine refuses much longer bounded repeats
 _MAX_UNIQUE = 7  # finite item domains up to this size get uniqueItems enforced
+_MAX_STATES = 2000  # (hits, length) states for contains
 
 
 @dataclass
@@ -54,13 +55,12 @@ def shape_of(ctx: Context, flat: list[Part]) -> ArrayShape:
         if not isinstance(schema, dict):
             continue
         shape.prefixes.append(_prefix_and_rest(ctx, schema, path, base))
-        if _count(schema.get("minItems")):
-            lows.append(schema["minItems"])
-        if _count(schema.get("maxItems")):
-            highs.append(schema["maxItems"])
+        lows += [n for n in [as_count(schema.get("minItems"))] if n is not None]
+        highs += [n for n in [as_count(schema.get("maxItems"))] if n is not None]
         if "contains" in schema:
-            low = schema.get("minContains", 1) if ctx.draft >= 2019 else 1
-            high = schema.get("maxContains") if ctx.draft >= 2019 else None
+            found = as_count(schema.get("minContains"))
+            low = 1 if found is None or ctx.draft < 2019 else found
+            high = as_count(schema.get("maxContains")) if ctx.draft >= 2019 else None
             at = child_path(path, "contains")
             shape.contains.append((Part(schema["contains"], at, base), low, high))
         shape.unique |= schema.get("uniqueItems") is True
@@ -171,26 +171,83 @@ def _contains(
     low: int,
     high: int | None,
 ) -> str | None:
+    """Items that match `contains` (hits) counted within minContains/maxContains, and all
+    items within minItems/maxItems; None when contains asks nothing."""
+    from engine.grammar.maskscope.combinators import negation
+
+    ctx = comp.ctx
     part, need, most = shape.contains[0]
     rests = [r for _, r in shape.prefixes if r is not None]
     if need == 0 and most is None:
         return None
     try:
-        hit = comp.compile([*rests, part])
+        hit: str | None = comp.compile([*rests, part])
     except Unsatisfiable:
-        if need > 0:
-            raise Unsatisfiable(part.path, "no item can satisfy contains") from None
+        hit = None
+    miss = rest
+    if most is not None and negation(ctx.quiet(), part) is None:
+        ctx.report(part.path, "maxContains", "items that match contains are not counted")
+        most = None
+    elif most is not None:
+        try:
+            miss = comp.compile([*rests, Part({"not": part.schema}, part.path, part.base)])
+        except Unsatisfiable:
+            miss = None
+    if items:
+        ctx.report(part.path, "contains", "not enforced together with prefix items")
         return None
-    if items or high is not None or low > need or most is not None or rest is None:
-        comp.ctx.report(
-            part.path,
-            "contains",
-            "not enforced together with prefix items, maxItems or maxContains",
-        )
+    body = _counted(comp, hit, miss, (need, most), (low, high), part.path)
+    if body is None:
+        ctx.report(part.path, "contains", "too many items to count")
+    return body
+
+
+def _counted(
+    comp: Compiler,
+    hit: str | None,
+    miss: str | None,
+    hits: tuple[int, int | None],
+    length: tuple[int, int | None],
+    path: str,
+) -> str | None:
+    """A list of hit and miss items with the hit count and the length within bounds:
+    one rule per (hits, length) state, counts past the last bound that matters merged."""
+    (need, most), (low, high) = hits, length
+    top_h = most if most is not None else need
+    top_n = high if high is not None else max(low, 1)
+    if (top_h + 1) * (top_n + 1) > _MAX_STATES:
         return None
-    skip = f'( {rest} ws "," ws )*'
-    found = f"{skip} {hit} ws " + repeat(f'"," ws {skip} {hit} ws', need - 1, need - 1)
-    return comp.rules.add("contains", found + " " + repeat(f'"," ws {rest} ws', 0, None))
+
+    def moves(h: int, n: int) -> list[tuple[str, tuple[int, int]]]:
+        if high is not None and n >= high:
+            return []
+        out = []
+        for item, dh in ((hit, 1), (miss, 0)):
+            if item is not None and (most is None or h + dh <= most):
+                out.append((item, (min(h + dh, top_h), min(n + 1, top_n))))
+        return out
+
+    def accepts(h: int, n: int) -> bool:
+        return h >= need and n >= low
+
+    states = [(h, n) for h in range(top_h + 1) for n in range(top_n + 1)]
+    live = {s for s in states if accepts(*s)}
+    grew = True
+    while grew:
+        grew = False
+        for s in states:
+            if s not in live and any(t in live for _, t in moves(*s)):
+                live.add(s)
+                grew = True
+    if (0, 0) not in live:
+        raise Unsatisfiable(path, "contains and the item counts cannot all hold")
+    names = {s: comp.rules.reserve("counted") for s in live}
+    for (h, n), name in names.items():
+        sep = '"," ws ' if n else ""
+        options = ['""'] if accepts(h, n) else []
+        options += [f"{sep}{item} ws {names[t]}" for item, t in moves(h, n) if t in live]
+        comp.rules.define(name, alternatives(options))
+    return names[(0, 0)]
 
 
 def _unique(comp: Compiler, shape: ArrayShape, low: int, high: int | None) -> str | None:
@@ -278,7 +335,3 @@ def repeat(expr: str, lo: int, hi: int | None) -> str:
     else:
         count = "?" if (lo, hi) == (0, 1) else ("" if lo == hi == 1 else f"{{{lo},{hi}}}")
     return f"( {expr} ){count}"
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -28,7 +28,7 @@ from engine.grammar.maskscope.numbers import integer_rule, number_rule
 from engine.grammar.maskscope.resolve import Part, Resolver
 from engine.grammar.maskscope.rules import Rules, alternatives, literal
 from engine.grammar.maskscope.strings import string_rule
-from engine.grammar.maskscope.values import json_text, string_except, values_rule
+from engine.grammar.maskscope.values import json_text, number_except, string_except, values_rule
 from engine.grammar.report import Unenforced
 
 # Deeper than this (recursive schemas that never repeat the same conjunction), any value.
@@ -142,18 +142,10 @@ class Compiler:
         if kind == "boolean":
             kept = [v for v in (True, False) if v not in excluded and "boolean" in types]
             return alternatives(literal(json_text(v)) for v in kept) if kept else None
-        if excluded:
-            self._excluded(kind, excluded, merged)
         if kind == "number":
-            if "fraction" in types:
-                if "integer" not in types:
-                    self.ctx.report(
-                        path, "type", "non-integer numbers only: integers are allowed too"
-                    )
-                return number_rule(self.rules, merged.number, path, gaps)
-            return (
-                integer_rule(self.rules, merged.number, path, gaps) if "integer" in types else None
-            )
+            return self._number(merged, excluded)
+        if excluded and (kind != "string" or merged.string):
+            self.ctx.report(path, "not", f"excluded {kind} values are still allowed")
         if kind not in types:
             return None
         if kind == "string":
@@ -164,9 +156,25 @@ class Compiler:
             return arrays.array_rule(self, leaf, path)
         return objects.object_rule(self, leaf, path)
 
-    def _excluded(self, kind: str, excluded: list[Any], merged: Merged) -> None:
-        if kind != "string" or merged.string:
-            self.ctx.report(merged.path, "not", f"excluded {kind} values are still allowed")
+    def _number(self, merged: Merged, excluded: list[Any]) -> str | None:
+        """Integers, or all numbers, or (from `not` integer) numbers with a fraction."""
+        types, path, gaps = merged.types, merged.path, self.ctx.gaps
+        whole, fraction = "integer" in types, "fraction" in types
+        if not whole and not fraction:
+            return None
+        if (excluded or not whole) and not merged.number:
+            if not whole:
+                return self.rules.add("fraction", 'json-int "." [0-9]* [1-9]')
+            found = number_except(self.rules, excluded, fraction)
+            if found is not None:
+                return found
+        if excluded:
+            self.ctx.report(path, "not", "excluded number values are still allowed")
+        if not whole:
+            self.ctx.report(path, "type", "non-integer numbers only: integers are allowed too")
+        if fraction:
+            return number_rule(self.rules, merged.number, path, gaps)
+        return integer_rule(self.rules, merged.number, path, gaps)
 
 
 def _kind_of(value: Any) -> str:

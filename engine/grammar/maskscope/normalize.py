@@ -230,8 +230,8 @@ def _merge_number(ctx: Context, part: Part, number: dict[str, Any]) -> None:
 def _merge_string(ctx: Context, part: Part, string: dict[str, Any]) -> None:
     schema = part.schema
     for key, tighter in (("minLength", max), ("maxLength", min)):
-        value = schema.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
+        value = as_count(schema.get(key))
+        if value is not None:
             string[key] = tighter(string[key], value) if key in string else value
     for key in ("pattern", "format"):
         value = schema.get(key)
@@ -253,6 +253,14 @@ def _check_bounds(path: str, number: dict[str, Any], string: dict[str, Any]) -> 
         for hi, hi_open in highs:
             if lo > hi or (lo == hi and (lo_open or hi_open)):
                 raise Unsatisfiable(path, f"no number lies between {lo} and {hi}")
+
+
+def as_count(value: Any) -> int | None:
+    """A length or count bound as an int (2.0 counts as 2, as JSON Schema says); None when
+    the value is no such bound."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 def _is_number(value: Any) -> bool:

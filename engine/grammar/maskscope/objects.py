@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.grammar.maskscope.arrays import repeat
-from engine.grammar.maskscope.normalize import Context, Unsatisfiable, flatten, merge
+from engine.grammar.maskscope.normalize import Context, Unsatisfiable, as_count, flatten, merge
 from engine.grammar.maskscope.resolve import Part, child_path
 from engine.grammar.maskscope.rules import alternatives, literal
 from engine.grammar.maskscope.strings import regex_rule, string_rule
@@ -90,8 +90,8 @@ def shape_of(ctx: Context, flat: list[Part]) -> Shape:
             required.update(n for n in schema["required"] if isinstance(n, str))
         if "propertyNames" in schema:
             allowed.append(Part(schema["propertyNames"], child_path(path, "propertyNames"), base))
-        lows += [schema["minProperties"]] if _count(schema.get("minProperties")) else []
-        highs += [schema["maxProperties"]] if _count(schema.get("maxProperties")) else []
+        lows += [n for n in [as_count(schema.get("minProperties"))] if n is not None]
+        highs += [n for n in [as_count(schema.get("maxProperties"))] if n is not None]
     for owner in owners:
         listed = owner.part.schema.get("required")
         names += [
@@ -151,44 +151,37 @@ def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path:
             except Unsatisfiable:
                 continue
         return alternatives(options) if options else None
-    options = _pattern_members(comp, shape, declared, path)
+    options, covered, opaque = _pattern_members(comp, shape, declared, path)
+    if ("all", "") in covered:  # every key matches a pattern: none is additional
+        return alternatives(options) if options else None
     other = [o.additional for o in shape.owners if o.additional is not None]
     try:
         value = comp.compile(other)
     except Unsatisfiable:
         return alternatives(options) if options else None
-    if any(o.patterns for o in shape.owners) and any(
-        value != v for v in _pattern_values(comp, shape)
-    ):
+    if any(value != v for v in opaque) or (shape.names_allowed and covered):
         ctx.report(
             path,
             "patternProperties",
             "a key matching a pattern may also take the additionalProperties value",
         )
-    key = _names_key(comp, shape, declared, value, path)
+    key = _names_key(comp, shape, declared, value, path, covered)
     options.append(_member(comp, key, value))
     return alternatives(options)
 
 
-def _pattern_values(comp: Compiler, shape: Shape) -> list[str]:
-    out = []
-    for owner in shape.owners:
-        for _, part in owner.patterns:
-            try:
-                out.append(comp.compile([part]))
-            except Unsatisfiable:
-                out.append("")
-    return out
-
-
 def _pattern_members(
     comp: Compiler, shape: Shape, declared: dict[str, str], path: str
-) -> list[str]:
+) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """Members for the keys patternProperties allow; with the patterns a key trie can
+    exclude from other keys (covered) and the values of those it cannot (opaque)."""
     ctx = comp.ctx
-    options = []
+    options: list[str] = []
+    covered: list[tuple[str, str]] = []
+    opaque: list[str] = []
     with_patterns = [o for o in shape.owners if o.patterns]
     for owner in with_patterns:
-        if len(owner.patterns) > 1:
+        if not _apart([regex for regex, _ in owner.patterns]):
             ctx.report(
                 owner.part.path,
                 "patternProperties",
@@ -204,39 +197,70 @@ def _pattern_members(
                 "patterns of several allOf parts are not combined",
             )
         for regex, part in owner.patterns:
+            simple = simple_pattern(regex)
             try:
                 value = comp.compile([part, *others])
             except Unsatisfiable:
-                continue
-            text = regex_rule(comp.rules, regex, part.path, ctx.gaps)
-            if text is None:
-                ctx.report(
-                    part.path,
-                    "patternProperties",
-                    f"the key pattern {regex!r} cannot be translated: any key",
-                )
-                text = "json-char*"
-            clash = [n for n in declared if _search(regex, n) is not False and declared[n] != value]
-            if clash:
-                ctx.report(
-                    part.path,
-                    "patternProperties",
-                    f"declared property {clash[0]!r} may also be written as a pattern key",
-                )
-            if shape.names_allowed:
-                ctx.report(part.path, "propertyNames", "not checked on pattern keys")
-            key = comp.rules.add("key", f'"\\"" {text} "\\""')  # one lexeme, quotes included
-            options.append(_member(comp, key, value))
-    return options
+                value = None
+            if simple is not None:
+                covered.append(simple)
+                key = _simple_key(comp, shape, simple)
+            else:
+                opaque.append(value or "")
+                key = _regex_key(comp, regex, part, declared, value)
+            if value is not None and key is not None:
+                if shape.names_allowed:
+                    ctx.report(part.path, "propertyNames", "not checked on pattern keys")
+                options.append(_member(comp, key, value))
+    return options, covered, opaque
+
+
+def _simple_key(comp: Compiler, shape: Shape, simple: tuple[str, str]) -> str | None:
+    """Keys a simple pattern matches, but not the declared names (their place is earlier)."""
+    kind, text = simple
+    if kind == "exact":
+        return None if text in shape.names else literal(json_text(text))
+    tails = [n[len(text) :] for n in shape.names if n.startswith(text)]
+    return string_except(comp.rules, tails, lead=text)
+
+
+def _regex_key(
+    comp: Compiler, regex: str, part: Part, declared: dict[str, str], value: str | None
+) -> str:
+    ctx = comp.ctx
+    text = regex_rule(comp.rules, regex, part.path, ctx.gaps)
+    if text is None:
+        ctx.report(
+            part.path,
+            "patternProperties",
+            f"the key pattern {regex!r} cannot be translated: any key",
+        )
+        text = "json-char*"
+    clash = [n for n in declared if _search(regex, n) is not False and declared[n] != value]
+    if clash:
+        ctx.report(
+            part.path,
+            "patternProperties",
+            f"declared property {clash[0]!r} may also be written as a pattern key",
+        )
+    return comp.rules.add("key", f'"\\"" {text} "\\""')  # one lexeme, quotes included
 
 
 def _names_key(
-    comp: Compiler, shape: Shape, declared: dict[str, str], value: str, path: str
+    comp: Compiler,
+    shape: Shape,
+    declared: dict[str, str],
+    value: str,
+    path: str,
+    covered: list[tuple[str, str]],
 ) -> str:
-    """Keys other than the declared names; within propertyNames when it has one."""
+    """Keys other than the declared names (and than simple patterns' keys); within
+    propertyNames when it has one."""
     ctx = comp.ctx
     if not shape.names_allowed:
-        return string_except(comp.rules, shape.names)
+        names = shape.names + [t for kind, t in covered if kind == "exact"]
+        prefixes = [t for kind, t in covered if kind == "prefix"]
+        return string_except(comp.rules, names, prefixes)
     flat, choices = flatten(ctx.quiet(), shape.names_allowed, set())
     merged = merge(ctx, flat)
     if choices:
@@ -251,6 +275,63 @@ def _names_key(
             f"declared property {clash[0]!r} may also be written as an additional key",
         )
     return string_rule(comp.rules, merged.string, shape.names_allowed[0].path, ctx.gaps)
+
+
+_UNIVERSAL = frozenset({"", ".*", "^.*", ".*$", "^.*$", "(.*)", "^(.*)$", "^(.*)"})
+_META = frozenset(".^$*+?()[]{}|\\/")
+
+
+def simple_pattern(regex: str) -> tuple[str, str] | None:
+    """("all", ""), ("prefix", text) for `^text`, ("exact", text) for `^text$`: the
+    patterns whose keys a trie can exclude; None for the others."""
+    if regex in _UNIVERSAL:
+        return ("all", "")
+    if not regex.startswith("^"):
+        return None
+    body, kind = regex[1:], "prefix"
+    if body.endswith("$") and not body.endswith("\\$"):
+        body, kind = body[:-1], "exact"
+    elif body.endswith(".*") and not body.endswith("\\.*"):
+        body = body[:-2]
+    text = _literal_text(body)
+    return None if text is None else (kind, text)
+
+
+def _literal_text(body: str) -> str | None:
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            if i + 1 >= len(body) or body[i + 1].isalnum():
+                return None  # \d, \w, \b ... are classes, not characters
+            out.append(body[i + 1])
+            i += 2
+            continue
+        if ch in _META:
+            return None
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _apart(regexes: list[str]) -> bool:
+    """Whether no key can match two of the patterns (told only for simple ones)."""
+    simple = [simple_pattern(r) for r in regexes]
+    if len(regexes) < 2:
+        return True
+    if any(s is None or s[0] == "all" for s in simple):
+        return False
+    return all(_disjoint(a, b) for i, a in enumerate(simple) for b in simple[i + 1 :])  # type: ignore[arg-type]
+
+
+def _disjoint(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    if a[0] == b[0] == "exact":
+        return a[1] != b[1]
+    if a[0] == "exact":
+        return not a[1].startswith(b[1])
+    if b[0] == "exact":
+        return not b[1].startswith(a[1])
+    return not (a[1].startswith(b[1]) or b[1].startswith(a[1]))
 
 
 def _sequence(
@@ -325,7 +406,3 @@ def _search(regex: str, name: str) -> bool | None:
         return re.search(regex, name) is not None
     except re.error:
         return None
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -76,18 +76,29 @@ def _value_rule(rules: Rules, value: Any) -> str:
     return literal(json_text(value))
 
 
-def string_except(rules: Rules, names: Iterable[str]) -> str:
-    """Any JSON string (quotes included) except these ones, as written by json.dumps.
+def string_except(
+    rules: Rules, names: Iterable[str], prefixes: Iterable[str] = (), lead: str = ""
+) -> str:
+    """Any JSON string (quotes included) that starts with `lead` and is none of `names`
+    and starts with none of `prefixes` (all three as raw text, names and prefixes counted
+    after `lead`); the text as json.dumps writes it.
 
-    A trie over the names' escaped text: at each node the string may end (unless a name
-    ends there), go on into the trie, or leave it with any other character.
+    A trie over the escaped text: at each node the string may end (unless a name ends
+    there), go on into the trie (unless a prefix ends there), or leave it with any other
+    character.
     """
-    units = sorted({tuple(_units(json.dumps(n, ensure_ascii=False)[1:-1])) for n in names})
-    if not units:
-        return "json-string"
+    cut = {tuple(_units(_escaped(n))): False for n in names}
+    cut.update({tuple(_units(_escaped(p))): True for p in prefixes})
+    head = literal(_escaped(lead)) + " " if lead else ""
+    if not cut:
+        return rules.add("key", f'"\\"" {head}json-char* "\\""') if lead else "json-string"
     rest = rules.add("string-rest", 'json-char* "\\""')
     # One rule, quotes included: the key stays one lexeme, like a literal key beside it.
-    return rules.add("key", '"\\"" ' + _trie_rule(rules, units, rest))
+    return rules.add("key", '"\\"" ' + head + _trie_rule(rules, cut, rest))
+
+
+def _escaped(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 def _units(text: str) -> list[str]:
@@ -100,17 +111,16 @@ def _units(text: str) -> list[str]:
     return out
 
 
-def _trie_rule(rules: Rules, names: list[tuple[str, ...]], rest: str) -> str:
-    children: dict[str, list[tuple[str, ...]]] = {}
-    ends_here = False
-    for name in names:
-        if not name:
-            ends_here = True
-        else:
-            children.setdefault(name[0], []).append(name[1:])
-    options = [] if ends_here else ['"\\""']
+def _trie_rule(rules: Rules, cut: dict[tuple[str, ...], bool], rest: str) -> str:
+    """`cut` maps each name (False) or prefix (True), as JSON characters, still ahead."""
+    children: dict[str, dict[tuple[str, ...], bool]] = {}
+    for units, is_prefix in cut.items():
+        if units:
+            children.setdefault(units[0], {})[units[1:]] = is_prefix
+    options = [] if () in cut else ['"\\""']
     for unit, tails in children.items():
-        options.append(f"{literal(unit)} {_trie_rule(rules, tails, rest)}")
+        if tails.get(()) is not True:  # past a prefix, every string is cut
+            options.append(f"{literal(unit)} {_trie_rule(rules, tails, rest)}")
     plain = [ord(u) for u in children if len(u) == 1]
     others = [char_class([(0x22, 0x22), (0x5C, 0x5C), (0, 0x1F)] + [(c, c) for c in plain], True)]
     escapes = [u[1] for u in children if len(u) == 2]
@@ -118,3 +128,46 @@ def _trie_rule(rules: Rules, names: list[tuple[str, ...]], rest: str) -> str:
     others.append('"\\\\" ( ' + (char_class(kept) + " | " if kept else "") + '"u" [0-9a-fA-F]{4} )')
     options.append(f"( {' | '.join(others)} ) {rest}")
     return rules.add("key-other", alternatives(options))
+
+
+def number_except(rules: Rules, excluded: Iterable[Any], fraction: bool) -> str | None:
+    """JSON numbers (integers only unless `fraction`) other than these integral values, as
+    instances are written; None when one of them is not integral."""
+    texts = set()
+    for value in excluded:
+        if isinstance(value, float) and not value.is_integer():
+            return None
+        texts.add(str(int(value)))
+    if "0" in texts:
+        texts.add("-0")
+    whole = _digits_except(rules, {t for t in texts if not t.startswith("-")})
+    negative = _digits_except(rules, {t[1:] for t in texts if t.startswith("-")})
+    integer = rules.add("int-except", f'( {whole} | "-" {negative} )')
+    if not fraction:
+        return integer
+    # An excluded integer may still start a number with a fraction that is not zero.
+    tails = [literal(t) for t in sorted(texts)]
+    odd = f'{alternatives(tails)} "." [0-9]* [1-9]' if tails else None
+    body = f'{integer} ( "." [0-9]+ )?' + (f" | {odd}" if odd else "")
+    return rules.add("number-except", body)
+
+
+def _digits_except(rules: Rules, texts: set[str]) -> str:
+    """`0 | [1-9][0-9]*` except these digit strings (a trie, as for keys)."""
+    start = "" if "0" in texts else '"0" | '
+    deeper = {t for t in texts if t != "0"}
+    return rules.add("digits-except", f"( {start}{_digit_node(rules, deeper, '', first=True)} )")
+
+
+def _digit_node(rules: Rules, texts: set[str], prefix: str, first: bool = False) -> str:
+    """Digit strings going on from `prefix` (which is no complete text here unless absent
+    from `texts`), never one of `texts`."""
+    digits = "123456789" if first else "0123456789"
+    ahead = {t[len(prefix)] for t in texts if t.startswith(prefix) and len(t) > len(prefix)}
+    options = [] if (first or prefix in texts) else ['""']
+    for d in sorted(ahead):
+        options.append(f'"{d}" {_digit_node(rules, texts, prefix + d)}')
+    others = [(ord(c), ord(c)) for c in digits if c not in ahead]
+    if others:
+        options.append(f"{char_class(others)} [0-9]*")
+    return rules.add("digits", alternatives(options) if options else '""')

@@ -151,3 +151,23 @@ def test_const_objects_keep_their_key_order(model):
     assert arrange(schema, {"v": {"a": [1, "x"], "b": 1}}) == {"v": {"b": 1, "a": [1.0, "x"]}}
     assert accepts(model, schema, {"v": {"a": [1, "x"], "b": 1}})
     assert not accepts(model, schema, {"v": {"a": [2, "x"], "b": 1}})
+
+
+def test_simple_key_patterns_keep_other_keys_to_additional_properties(model):
+    schema = {
+        "type": "object",
+        "properties": {"x-id": {"type": "string"}},
+        "patternProperties": {"^x-": {"type": "integer"}},
+    }
+    assert accepts(model, schema, {"x-a": 1, "other": "s"})
+    assert not accepts(model, schema, {"x-a": "s"})
+    assert not accepts(model, schema, {"x-id": 1})
+
+
+def test_counted_contains_and_excluded_integers(model):
+    schema = {"type": "array", "contains": {"const": 1}, "minContains": 2, "maxContains": 2.0}
+    assert accepts(model, schema, [1, 2, 1])
+    assert not accepts(model, schema, [1, 2])
+    assert not accepts(model, schema, [1, 1, 1])
+    assert accepts(model, {"type": "integer", "not": {"enum": [0, 10]}}, 100)
+    assert not accepts(model, {"type": "integer", "not": {"enum": [0, 10]}}, 10)
