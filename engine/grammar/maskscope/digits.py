@@ -25,7 +25,8 @@ class Bound:
     keyword: str
 
     def negated(self) -> Bound:
-        return Bound(-self.value, self.inclusive, self.keyword)
+        # copy_negate is exact; unary minus rounds to the context's 28 digits.
+        return Bound(self.value.copy_negate(), self.inclusive, self.keyword)
 
 
 def tighter_lower(a: Bound | None, b: Bound | None) -> Bound | None:
@@ -194,9 +195,12 @@ def _prime_to_ten(n: int) -> int:
 
 def _scaled(step: Decimal) -> tuple[int, int]:
     """(a, d) with step == a / 10^d, a a positive integer, d as small as possible."""
-    sign, digits, exponent = step.normalize().as_tuple()
+    # Read from the digits: normalize() would round a long step to 28 digits.
+    sign, digits, exponent = step.as_tuple()
     assert isinstance(exponent, int) and not sign
     a = int("".join(map(str, digits)) or "0")
+    while exponent < 0 and a % 10 == 0:
+        a, exponent = a // 10, exponent + 1
     if exponent >= 0:
         return a * 10**exponent, 0
     return a, -exponent
@@ -263,7 +267,8 @@ class _Comparator:
     """
 
     def __init__(self, c: Decimal, op: str, fraction: bool) -> None:
-        whole, _, frac = format(c, "f").partition(".")
+        # copy_abs: a negated 0 bound is Decimal("-0"), which formats with its sign.
+        whole, _, frac = format(c.copy_abs(), "f").partition(".")
         self.whole = whole.lstrip("0") or "0"
         self.frac = frac.rstrip("0")
         self.allowed = _ALLOWED[op]

@@ -179,7 +179,7 @@ def _bounds(
         if keyword in ("minimum", "maximum"):
             # Draft-04: `exclusiveMinimum: true` makes `minimum` itself exclusive.
             inclusive = node.get("exclusive" + keyword.capitalize()) is not True
-        if len(format(abs(value), "f")) > _MAX_DIGITS:
+        if len(format(value.copy_abs(), "f")) > _MAX_DIGITS:
             gaps.append(Unenforced(path, keyword, f"a bound with this many digits: {_TOO_LARGE}"))
             continue
         bound = Bound(value, inclusive, keyword)
@@ -211,15 +211,19 @@ _FLOAT_NOTE = (
 
 def _inexact_float(node: Mapping[str, Any]) -> bool:
     raw = node.get("multipleOf")
-    return isinstance(raw, float) and Fraction(raw) != Fraction(Decimal(repr(raw)))
+    return isinstance(raw, float) and Fraction(raw) != Fraction(_decimal(raw) or 0)
 
 
 def _decimal(raw: object) -> Decimal | None:
-    """The bound as the decimal it is written as (floats through their shortest repr)."""
+    """The number as `maskscope check` writes it: an integral float exactly (2^60 has 19
+    digits, not repr's 17), any other float as its shortest repr. Written alike, a bound and
+    a value compare as their floats do."""
     if isinstance(raw, int):
         return Decimal(raw)
     if isinstance(raw, float):
-        return Decimal(repr(raw)) if math.isfinite(raw) else None
+        if not math.isfinite(raw):
+            return None
+        return Decimal(int(raw)) if raw.is_integer() else Decimal(repr(raw))
     if isinstance(raw, Decimal):
         return raw if raw.is_finite() else None
     return None

@@ -11,7 +11,9 @@ from fractions import Fraction
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
+from engine.check.write import write
 from engine.grammar.maskscope.numbers import language
 from engine.grammar.report import Unenforced
 
@@ -160,6 +162,33 @@ binary_steps = st.sampled_from([0.5, 0.25, 1.5, 2.5, 0.125, 3, 10, 1.0])
 def test_number_multiples(step: float, value: Fraction) -> None:
     node = {"multipleOf": step}
     assert accepts(node, written(value), fraction=True) == meets(node, value)
+
+
+# Bounds with at most about 60 digits written out; values of any size.
+float_bounds = st.floats(-1e30, 1e30).filter(lambda x: x == 0 or abs(x) > 1e-30)
+any_float = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.dictionaries(keywords, float_bounds, min_size=1, max_size=3), any_float)
+@example({"minimum": 0.1}, 0.30000000000000004)
+@example({"exclusiveMaximum": 5e-324 * 0}, -5e-324)
+def test_as_check_writes_floats_and_jsonschema_judges(
+    node: dict[str, object], value: float
+) -> None:
+    """Floats written by `maskscope check`, judged by jsonschema itself: the same verdict."""
+    valid = Draft202012Validator({"type": "number", **node}).is_valid(value)
+    assert accepts(node, write(value), fraction=True) == valid
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.dictionaries(keywords, st.one_of(float_bounds, integers), min_size=1, max_size=3),
+    st.one_of(integers, st.integers(), any_float.filter(float.is_integer)),
+)
+def test_integers_as_jsonschema_judges_them(node: dict[str, object], value: float) -> None:
+    valid = Draft202012Validator({"type": "integer", **node}).is_valid(value)
+    assert accepts(node, write(value), fraction=False) == valid
 
 
 def test_negative_zero_is_never_written() -> None:
