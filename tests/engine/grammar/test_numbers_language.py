@@ -244,13 +244,17 @@ def test_empty_ranges_accept_nothing() -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.integers(4001, 10**12), st.integers(-(10**6), 10**6), st.integers(-5, 5))
 def test_a_step_too_large_still_allows_its_multiples(step: int, n: int, off: int) -> None:
-    """Past the automaton's size, a divisor's multiples are enforced: looser, never tighter."""
+    """Past the automaton's size, a divisor's multiples are enforced: looser, never tighter.
+    (Steps like 10^12 stay exact: trailing zeros cost one state each.)"""
     gaps: list[Unenforced] = []
     dfa = language({"multipleOf": step}, "$", gaps, fraction=False)
-    assert [g.keyword for g in gaps] == ["multipleOf"]
-    assert dfa is None or dfa.accepts(str(n * step))
-    if dfa is not None and off:
-        assert dfa.accepts(str(n * step + off)) == ((n * step + off) % _divisor(gaps[0]) == 0)
+    assert [g.keyword for g in gaps] in ([], ["multipleOf"])
+    if dfa is None:  # a prime step: no divisor helps, every integer is allowed, as reported
+        assert gaps
+        return
+    enforced = _divisor(gaps[0]) if gaps else step
+    assert dfa.accepts(str(n * step))
+    assert dfa.accepts(str(n * step + off)) == ((n * step + off) % enforced == 0)
 
 
 def _divisor(gap: Unenforced) -> int:
