@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.grammar.maskscope.arrays import repeat
+from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
 from engine.grammar.maskscope.normalize import Context, Unsatisfiable, as_count, flatten, merge
 from engine.grammar.maskscope.resolve import Part, child_path
 from engine.grammar.maskscope.rules import alternatives, literal
@@ -151,6 +152,10 @@ def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path:
             except Unsatisfiable:
                 continue
         return alternatives(options) if options else None
+    if any(o.patterns for o in shape.owners) and not shape.names_allowed:
+        exact = _classified_members(comp, shape)
+        if exact is not None:
+            return exact or None
     options, covered, opaque = _pattern_members(comp, shape, declared, path)
     if ("all", "") in covered:  # every key matches a pattern: none is additional
         return alternatives(options) if options else None
@@ -168,6 +173,31 @@ def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path:
     key = _names_key(comp, shape, declared, value, path, covered)
     options.append(_member(comp, key, value))
     return alternatives(options)
+
+
+def _classified_members(comp: Compiler, shape: Shape) -> str | None:
+    """Additional members by the exact set of patterns their key matches (keys.py); ""
+    when no additional key is allowed, None when the patterns are beyond the automaton."""
+    patterns = [(regex, part, o) for o in shape.owners for regex, part in o.patterns]
+    classes = key_classes([regex for regex, _, _ in patterns], shape.names)
+    if classes is None:
+        return None
+    options = []
+    for signature in classes.signatures:
+        owners = {id(patterns[i][2]) for i in signature}
+        parts = [patterns[i][1] for i in sorted(signature)]
+        parts += [o.additional for o in shape.owners if o.additional and id(o) not in owners]
+        try:
+            value = comp.compile(parts)
+        except Unsatisfiable:
+            continue
+        try:
+            key = classes.key_rule(comp.rules, signature)
+        except KeysTooLarge:
+            return None
+        if key is not None:
+            options.append(_member(comp, key, value))
+    return alternatives(options) if options else ""
 
 
 def _pattern_members(

@@ -171,3 +171,19 @@ def test_counted_contains_and_excluded_integers(model):
     assert not accepts(model, schema, [1, 1, 1])
     assert accepts(model, {"type": "integer", "not": {"enum": [0, 10]}}, 100)
     assert not accepts(model, {"type": "integer", "not": {"enum": [0, 10]}}, 10)
+
+
+def test_keys_take_the_schemas_of_every_pattern_they_match(model):
+    schema = {
+        "type": "object",
+        "properties": {"foo": {"type": "array"}},
+        "patternProperties": {"f.o": {"minItems": 2}, "^b": {"type": "integer"}},
+        "additionalProperties": {"type": "boolean"},
+    }
+    assert not any(u.keyword == "patternProperties" for u in compile_to_gbnf(schema).unenforced)
+    assert accepts(model, schema, {"foo": [1, 2], "fxo": [1, 2], "bar": 1, "quux": True})
+    assert not accepts(model, schema, {"foo": [1]})  # a declared name matching a pattern
+    assert not accepts(model, schema, {"fxo": [1]})
+    assert accepts(model, schema, {"bfoo": 1})  # matches both patterns
+    assert not accepts(model, schema, {"bfoo": [1, 2]})
+    assert not accepts(model, schema, {"quux": 1})
