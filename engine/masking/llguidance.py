@@ -127,6 +127,12 @@ class LlguidanceBackend:
         self._settle()
         self._matcher.reset()
 
+    def count_valid(self, tokens: list[int]) -> int:
+        """How many of `tokens`, in order, the grammar takes from here, without computing a
+        mask or moving the state: `maskscope check` feeds known texts this way."""
+        self._settle()
+        return int(self._matcher.validate_tokens(tokens))
+
     def _settle(self) -> None:
         """Finish any mask in flight and forget it: the grammar state is about to move."""
         if self._pending is not None:
