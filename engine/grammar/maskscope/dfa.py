@@ -226,7 +226,7 @@ class _Writer:
         if options:
             choice = " | ".join(options)
             if state in self.dfa.accepting:
-                parts.append(f"( {choice} )?")
+                parts.append(f"{choice}?" if _atom(choice) else f"( {choice} )?")
             elif len(options) > 1:
                 parts.append(f"( {choice} )")
             else:
@@ -238,11 +238,21 @@ _LEADING_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"(?=$| )')
 
 
 def _join(first: str, rest: str) -> str:
-    """`first rest`, with `"a" "bc"` written `"abc"`: chains of digits read as one literal."""
+    """`first rest`, with `"a" "bc"` written `"abc"` (chains of digits read as one literal)
+    and `[0-9] [0-9]*` written `[0-9]+`."""
+    if rest == f"{first}*":
+        return f"{first}+"
     lead = _LEADING_LITERAL.match(rest)
     if first.startswith('"') and lead:
         return f'"{first[1:-1]}{lead.group(1)}"{rest[lead.end() :]}'
     return f"{first} {rest}".strip()
+
+
+def _atom(expression: str) -> bool:
+    """One literal or class, which a quantifier may follow without parentheses."""
+    return _LEADING_LITERAL.fullmatch(expression) is not None or (
+        expression.startswith("[") and expression.endswith("]") and " " not in expression
+    )
 
 
 def _repeat(classes: list[str]) -> str:
