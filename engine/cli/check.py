@@ -171,7 +171,7 @@ def _human(result: SchemaResult) -> str:
     if not result.compiled or result.error:
         status = "CRASH" if result.crashed else "ERROR"
         return f"{status} {name} {pair}: {result.error}"
-    status = "FAIL" if result.failed else ("PASS" if result.passed else "OK")
+    status = "FAIL" if result.failed else ("PASS" if result.passed else "GAPS")
     counts = (
         f"{result.valid_ok}/{result.valid_n} valid accepted, "
         f"{result.invalid_rej}/{result.invalid_n} invalid rejected, {result.ms:.0f} ms"

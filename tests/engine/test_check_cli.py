@@ -64,3 +64,20 @@ def test_the_llguidance_compiler_off_its_backend_is_refused(capsys):
 def test_a_missing_file_is_bad_input(capsys, tmp_path):
     assert main(["check", str(tmp_path / "nope.json")]) == 2
     assert "file not found" in capsys.readouterr().err
+
+
+def test_human_lines_for_gaps_and_crashes():
+    from engine.check.run import SchemaResult
+    from engine.check.verdict import Verdict
+    from engine.cli.check import _human
+    from engine.grammar.report import Unenforced
+
+    gap = Unenforced("$", "maximum", "not in the grammar")
+    loose = Verdict(0, "", "7", valid=False, accepted=True, where="accepted", explained_by=(gap,))
+    gaps = SchemaResult("s.json", None, "maskscope", "llguidance", True, None, 3.0, (loose,))
+    assert _human(gaps).splitlines() == [
+        "GAPS  s.json [maskscope on llguidance]: 0/0 valid accepted, 0/1 invalid rejected, 3 ms",
+        "      #1 invalid, accepted: $: `maximum` is not enforced (not in the grammar)",
+    ]
+    crash = SchemaResult("s.json", "g", "llamacpp", "llamacpp", False, "crashed: killed by SIGSEGV")
+    assert _human(crash) == "CRASH s.json: g [llamacpp on llamacpp]: crashed: killed by SIGSEGV"
