@@ -186,6 +186,17 @@ def coarser_steps(step: Decimal, fraction: bool, limit: int, max_states: int) ->
     return found
 
 
+def least_states(step: Decimal, fraction: bool) -> int:
+    """A lower bound on the states of `multiples(step, fraction)` once minimised.
+
+    Divisibility by m, m prime to 10, takes exactly m states: the remainders stay apart.
+    """
+    a, d = _scaled(step)
+    if not fraction:
+        a = a // gcd(a, 10**d)
+    return _prime_to_ten(a)
+
+
 def _prime_to_ten(n: int) -> int:
     for p in (2, 5):
         while n % p == 0:

@@ -90,7 +90,7 @@ def _automaton(
             lost = [b for b in bounds if b is not lo and b is not hi]
             return ranged, dropped + _long_bounds(lost)
     if step is not None:
-        alone = _small(_multiples(step, fraction))
+        alone = _small(_multiples(step, fraction)) if _may_fit(step, fraction) else None
         if alone is not None:
             return alone, _long_bounds(bounds)
     return None, dropped + _long_bounds(bounds)
@@ -101,7 +101,7 @@ def _with_multiples(
 ) -> tuple[Dfa, list[tuple[str, str]]] | None:
     """multipleOf within the bounds: exactly, as a list, or as multiples of a divisor."""
     ranged = digits.signed_range(lower, upper, fraction)
-    exact = _small(_bounded_multiples(ranged, step, fraction))
+    exact = _small(_bounded_multiples(ranged, step, fraction)) if _may_fit(step, fraction) else None
     if exact is None:
         exact = _listed(lower, upper, step, fraction)
     if exact is not None:
@@ -113,6 +113,11 @@ def _with_multiples(
                 ("multipleOf", f"enforced only as multiples of {coarser:f}; {_TOO_LARGE}")
             ]
     return None
+
+
+def _may_fit(step: Decimal, fraction: bool) -> bool:
+    """Whether multiples of `step` can be small enough: skips building a hopeless automaton."""
+    return digits.least_states(step, fraction) <= MAX_STATES
 
 
 # A bound longer than this needs more states than MAX_STATES: skip building it.
