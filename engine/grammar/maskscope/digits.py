@@ -13,8 +13,6 @@ from math import gcd
 
 from engine.grammar.maskscope.dfa import EMPTY, Dfa, explore
 
-_DIGITS = "0123456789"
-
 
 @dataclass(frozen=True, slots=True)
 class Bound:
