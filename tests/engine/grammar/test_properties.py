@@ -1,0 +1,315 @@
+"""Property tests of Maskscope's compiler: every valid instance is accepted.
+
+Over-constraint (a grammar refusing a valid instance) is the compiler's worst outcome, so the
+properties are about valid instances only: hypothesis-jsonschema generates them, jsonschema
+confirms each one, and the instance is written as `maskscope check` writes it (one line, the
+keys in the grammar's order) and fed token by token through llguidance.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, note, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+from hypothesis.internal.conjecture import utils as conjecture_utils
+from hypothesis_jsonschema import _from_schema, from_schema
+
+from engine.check.feed import feed_text
+from engine.check.write import write
+from engine.errors import GrammarError
+from engine.grammar.compile import compile_schema
+from engine.grammar.maskscope.arrange import arrange
+from engine.masking import make_backend
+from engine.schema.validate import validation_issues
+
+MASKBENCH = Path(__file__).resolve().parents[2] / "data" / "maskbench"
+FEW = settings(
+    max_examples=10,
+    deadline=None,
+    database=None,  # no .hypothesis/ folder in the work tree
+    derandomize=True,  # the same examples on every run: CI does not flake
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
+
+
+class _StepByStep:
+    """hypothesis-jsonschema 0.23 (the newest) draws an object's keys with Hypothesis's
+    private `many(...).more()`, which Hypothesis 6.17x replaced by iteration in a with-block
+    (AttributeError on every object schema). This drives the new form the old way."""
+
+    def __init__(self, data: Any, **sizes: Any) -> None:
+        self._many = conjecture_utils.many(data, **sizes)
+        self._many.__enter__()
+        self._steps = iter(self._many)
+
+    def more(self) -> bool:
+        if next(self._steps, self) is self:
+            self._many.__exit__(None, None, None)
+            return False
+        return True
+
+    def reject(self, why: str | None = None) -> None:
+        self._many.reject(why)
+
+
+if not hasattr(conjecture_utils.many, "more"):
+    _from_schema.cu = SimpleNamespace(many=_StepByStep)  # its only use of the module
+
+
+def _schema(name: str) -> Any:
+    return json.loads((MASKBENCH / name).read_text(encoding="utf-8"))["schema"]
+
+
+def _strategy(schema: Any) -> st.SearchStrategy[Any]:
+    try:
+        return from_schema(schema)
+    except Exception as exc:  # a keyword or $ref hypothesis-jsonschema cannot read
+        pytest.skip(f"hypothesis-jsonschema cannot generate for it: {type(exc).__name__}: {exc}")
+
+
+def _valid(value: Any, schema: Any) -> bool:
+    try:
+        return not validation_issues(value, schema)
+    except Exception:  # a pattern Python's re cannot read: no verdict, so no evidence
+        return False
+
+
+def _refusal(model, backend, schema: Any, value: Any) -> str | None:
+    """None when the grammar accepts `value` as check writes it, else what happened."""
+    text = write(arrange(schema, value))
+    note(f"written: {text}")
+    try:
+        fed = feed_text(model, backend, text)
+    except GrammarError as exc:  # llguidance refusing a token its own mask allowed
+        return f"{text}: backend error: {exc}"
+    return None if fed.accepted else f"{text}: {fed.where}"
+
+
+@pytest.mark.slow  # about two minutes: some instances run to thousands of tokens
+@pytest.mark.parametrize("name", sorted(p.name for p in MASKBENCH.glob("*.json")))
+def test_generated_instances_of_maskbench_schemas_are_accepted(model, name):
+    schema = _schema(name)
+    strategy = _strategy(schema)
+    compiled = compile_schema(json.dumps(schema, ensure_ascii=False), "maskscope")
+    backend = make_backend("llguidance", model, compiled)
+
+    @FEW
+    @given(strategy)
+    def accepted(value: Any) -> None:
+        assume(_valid(value, schema))  # hypothesis-jsonschema's rare invalid instance
+        assert _refusal(model, backend, schema, value) is None
+
+    try:
+        accepted()
+    except Unsatisfiable:
+        pytest.skip("hypothesis-jsonschema generated no instance that jsonschema accepts")
+    finally:
+        backend.close()
+
+
+# Random schemas over the keywords the compiler enforces. Patterns avoid what Python's `re`
+# (jsonschema's judge) and ECMA-262 read differently: \d \w \s (Unicode in Python) and `.`.
+KEYS = st.sampled_from(["a", "b", "c", "k y", "é"])
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-20, 20)
+    | st.floats(-1000, 1000, allow_nan=False)
+    | st.text(alphabet='ab"\\\n é', max_size=3)
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(KEYS, inner, max_size=2),
+    max_leaves=3,
+)
+PATTERNS = st.sampled_from(
+    ["^[a-z]+$", "^[0-9]{2,4}$", "ab", "^(foo|bar)", "[A-Z]", "^x?y+$", "^[^a]*$", "^(ab)*$"]
+)
+BOUNDS = st.integers(-30, 30) | st.sampled_from([-(10**12), 10**12 + 7])
+
+
+@st.composite
+def integer_schemas(draw: st.DrawFn) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "integer"}
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if draw(st.integers(0, 3)) == 0:
+            node[key] = draw(BOUNDS)
+    if draw(st.booleans()):
+        node["multipleOf"] = draw(st.integers(1, 12))
+    return node
+
+
+@st.composite
+def number_schemas(draw: st.DrawFn) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "number"}
+    for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if draw(st.integers(0, 3)) == 0:
+            node[key] = draw(BOUNDS | st.sampled_from([-2.5, -0.125, 0.5, 3.75]))
+    return node
+
+
+@st.composite
+def string_schemas(draw: st.DrawFn) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string"}
+    for key in ("minLength", "maxLength"):
+        if draw(st.booleans()):
+            node[key] = draw(st.integers(0, 6))
+    if draw(st.integers(0, 2)) == 0:
+        node["pattern"] = draw(PATTERNS)
+    return node
+
+
+LEAVES = st.one_of(
+    st.just({}),
+    st.sampled_from([{"type": "boolean"}, {"type": "null"}]),
+    integer_schemas(),
+    number_schemas(),
+    string_schemas(),
+    st.builds(lambda v: {"const": v}, VALUES),
+    st.builds(lambda vs: {"enum": vs}, st.lists(VALUES, min_size=1, max_size=4)),
+    st.builds(
+        lambda ts: {"type": ts},
+        st.lists(
+            st.sampled_from(["integer", "string", "null", "array"]),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        ),
+    ),
+)
+
+
+def _objects(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        props = draw(st.dictionaries(KEYS, inner, max_size=3))
+        node: dict[str, Any] = {"type": "object", "properties": props}
+        names = [*props, "zz"]  # a required name `properties` need not declare
+        required = draw(st.lists(st.sampled_from(names), max_size=2, unique=True))
+        if required:
+            node["required"] = required
+        extra = draw(st.integers(0, 3))
+        if extra < 3:
+            node["additionalProperties"] = [False, True, draw(inner)][extra]
+        return node
+
+    return build()
+
+
+def _arrays(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        node: dict[str, Any] = {"type": "array"}
+        if draw(st.booleans()):
+            node["prefixItems"] = draw(st.lists(inner, min_size=1, max_size=2))
+        shape = draw(st.integers(0, 2))
+        if shape == 1:
+            node["items"] = draw(inner)
+        elif shape == 2 and "prefixItems" in node:
+            node["items"] = False
+        for key in ("minItems", "maxItems"):
+            if draw(st.booleans()):
+                node[key] = draw(st.integers(0, 3))
+        return node
+
+    return build()
+
+
+def _schemas(refs: list[str]) -> st.SearchStrategy[Any]:
+    leaves = LEAVES | st.sampled_from([{"$ref": f"#/$defs/{r}"} for r in refs]) if refs else LEAVES
+    return st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            _objects(inner),
+            _arrays(inner),
+            st.builds(lambda bs: {"anyOf": bs}, st.lists(inner, min_size=1, max_size=3)),
+            st.builds(lambda bs: {"allOf": bs}, st.lists(inner, min_size=1, max_size=2)),
+        ),
+        max_leaves=6,
+    )
+
+
+@st.composite
+def random_schemas(draw: st.DrawFn) -> dict[str, Any]:
+    """A 2020-12 schema; `$defs` may refer to earlier ones, the root to any (no recursion:
+    hypothesis-jsonschema cannot generate for recursive references)."""
+    defs: dict[str, Any] = {}
+    for name in draw(st.sampled_from([[], ["d0"], ["d0", "d1"]])):
+        defs[name] = draw(_schemas(list(defs)))
+    root = draw(_schemas(list(defs)))
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **root}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def draft7_form(node: Any) -> Any:
+    """The same schema in draft-07's words, which hypothesis-jsonschema reads: it does not
+    know `prefixItems`, and would otherwise generate arrays that ignore it."""
+    if isinstance(node, list):
+        return [draft7_form(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: draft7_form(v) for k, v in node.items() if k not in ("const", "enum", "$schema")}
+    for k in ("const", "enum"):
+        if k in node:
+            out[k] = node[k]
+    if "prefixItems" in node:
+        out["items"] = draft7_form(node["prefixItems"])
+        out["additionalItems"] = draft7_form(node.get("items", True))
+        del out["prefixItems"]
+    if "$schema" in node:
+        out["$schema"] = "http://json-schema.org/draft-07/schema#"
+    return out
+
+
+def _instances(schema: Any) -> st.SearchStrategy[list[Any]] | None:
+    """Up to three instances hypothesis-jsonschema makes for the schema; None when it cannot
+    (it raises on some contradictions, such as minLength above maxLength)."""
+    try:
+        strategy = from_schema(draft7_form(schema))
+        strategy.validate()
+    except Exception:
+        return None
+    return st.just([]) if strategy.is_empty else st.lists(strategy, min_size=1, max_size=3)
+
+
+RANDOM = settings(FEW, max_examples=40)
+
+
+@RANDOM
+@given(schema=random_schemas(), data=st.data())
+def test_random_schemas_compile_and_accept_their_instances(model, schema, data):
+    text = json.dumps(schema, ensure_ascii=False)
+    note(f"schema: {text}")
+    instances = _instances(schema)
+    try:
+        compiled = compile_schema(text, "maskscope")
+    except GrammarError as exc:
+        # Only a real contradiction may refuse to compile: then no instance validates.
+        found = (
+            [v for v in data.draw(instances) if _valid(v, schema)] if instances is not None else []
+        )
+        assert not found, f"{exc}, yet {found[0]!r} is valid"
+        event("a contradiction")
+        return
+    if instances is None:
+        return  # it compiled, and there is nothing to feed
+    backend = make_backend("llguidance", model, compiled)
+    try:
+        fed = [v for v in data.draw(instances) if _valid(v, schema)]
+        event(f"compiled, {len(fed)} instances fed")
+        for value in fed:
+            assert _refusal(model, backend, schema, value) is None
+    finally:
+        backend.close()
