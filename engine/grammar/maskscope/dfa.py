@@ -12,6 +12,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
@@ -108,14 +109,18 @@ def minimize(dfa: Dfa) -> Dfa:
     if dfa.start not in live:
         return EMPTY
     order = sorted(live)
-    block = {s: int(s in dfa.accepting) for s in order}
-    count = len(set(block.values()))
+    # Targets as rows of state numbers, -1 for none or dead; block[-1] is the dead block.
+    rows = [
+        [out[c] if out.get(c) in live else -1 for c in ALPHABET]
+        for out in (dfa.edges[s] for s in order)
+    ]
+    block = [int(s in dfa.accepting) for s in range(dfa.size)] + [-1]
+    count = len(set(block[s] for s in order))
     while True:
-        signatures: dict[tuple[object, ...], int] = {}
-        refined = {}
-        for s in order:
-            out = dfa.edges[s]
-            key = (block[s], *(block.get(out.get(c, -1), -1) for c in ALPHABET))
+        signatures: dict[tuple[int, ...], int] = {}
+        refined = [-1] * (dfa.size + 1)
+        for s, row in zip(order, rows, strict=True):
+            key = (block[s], *[block[t] for t in row])
             refined[s] = signatures.setdefault(key, len(signatures))
         block = refined
         if len(signatures) == count:
@@ -261,7 +266,12 @@ def _repeat(classes: list[str]) -> str:
 
 def _classes(symbols: Iterable[str]) -> list[str]:
     """GBNF for a set of symbols: "-" on its own (llguidance refuses `\\-` in a class)."""
-    chars = sorted(set(symbols), key=ord)
+    return list(_classes_of(frozenset(symbols)))
+
+
+@cache
+def _classes_of(symbols: frozenset[str]) -> tuple[str, ...]:
+    chars = sorted(symbols, key=ord)
     out = [literal("-")] if "-" in chars else []
     chars = [c for c in chars if c != "-"]
     if len(chars) == 1:
@@ -274,4 +284,4 @@ def _classes(symbols: Iterable[str]) -> list[str]:
             else:
                 ranges.append((code, code))
         out.append(char_class(ranges))
-    return out
+    return tuple(out)
