@@ -24,6 +24,7 @@ from engine.grammar.maskscope.values import json_equal
 
 # Combinations one node may expand into; past that, further choices are dropped (reported).
 MAX_LEAVES = 64
+_MAX_NEGATED = 8  # alternatives `not` of one oneOf branch may expand into
 
 
 def choices_of(ctx: Context, part: Part) -> list[Choice]:
@@ -61,8 +62,8 @@ def choices_of(ctx: Context, part: Part) -> list[Choice]:
 
 def _exactly_one(ctx: Context, alts: list[list[Part]], path: str) -> list[list[Part]]:
     """oneOf's branches that may overlap: each branch and not the others, where `not` of
-    every branch can be written; else the branches as they are (anyOf), reported."""
-    if len(alts) > 4 or any(negation(ctx.quiet(), alt[0]) is None for alt in alts):
+    every branch is small; else the branches as they are (anyOf), reported."""
+    if len(alts) > 4 or not all(_small_negation(ctx, alt[0]) for alt in alts):
         ctx.report(path, "oneOf", "branches may overlap: enforced as anyOf")
         return alts
     return [
@@ -74,6 +75,29 @@ def _exactly_one(ctx: Context, alts: list[list[Part]], path: str) -> list[list[P
         ]
         for alt in alts
     ]
+
+
+def _small_negation(ctx: Context, part: Part) -> bool:
+    """Whether `not` of the part is a few alternatives of plain keywords: negating a
+    large subschema would expand into as many alternatives as it has properties, deeply."""
+    found = negation(ctx.quiet(), part)
+    if found is None or len(found) > _MAX_NEGATED:
+        return False
+    return all(
+        is_plain_not(p.schema.get("not")) or "not" not in p.schema
+        for alt in found
+        for p in alt
+        if isinstance(p.schema, dict)
+    ) and all(_plain_properties(p.schema) for alt in found for p in alt)
+
+
+def _plain_properties(schema: Any) -> bool:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return True
+    return all(
+        not isinstance(v, dict) or "not" not in v or is_plain_not(v["not"]) for v in props.values()
+    )
 
 
 def _dependencies(ctx: Context, part: Part) -> list[Choice]:

@@ -67,6 +67,7 @@ class Compiler:
         self._unsatisfiable: dict[tuple[int, ...], Unsatisfiable] = {}
         self._pinned: list[list[Part]] = []  # keeps the ids in the keys above alive
         self._depth = 0
+        self.memo: dict[Any, Any] = {}  # what the type modules may reuse within this compilation
 
     def compile(self, parts: list[Part]) -> str:
         """A GBNF expression for values satisfying every part; Unsatisfiable if none does."""

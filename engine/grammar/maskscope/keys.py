@@ -22,7 +22,7 @@ _TOP = 0x110000
 _SURROGATES = (0xD800, 0xDFFF)
 _ANY = ((0, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, _TOP - 1))
 _NAMES = -1  # the signature tag of declared names
-_MAX_STATES = 300
+_MAX_STATES = 100  # past this, elimination blows up: keep the reported fallback
 _MAX_COPIES = 64
 _MAX_TEXT = 40000  # characters of one key expression
 

@@ -179,25 +179,39 @@ def _classified_members(comp: Compiler, shape: Shape) -> str | None:
     """Additional members by the exact set of patterns their key matches (keys.py); ""
     when no additional key is allowed, None when the patterns are beyond the automaton."""
     patterns = [(regex, part, o) for o in shape.owners for regex, part in o.patterns]
-    classes = key_classes([regex for regex, _, _ in patterns], shape.names)
-    if classes is None:
+    keys = _class_keys(comp, [regex for regex, _, _ in patterns], shape.names)
+    if keys is None:
         return None
     options = []
-    for signature in classes.signatures:
+    for signature, key in keys.items():
         owners = {id(patterns[i][2]) for i in signature}
         parts = [patterns[i][1] for i in sorted(signature)]
         parts += [o.additional for o in shape.owners if o.additional and id(o) not in owners]
         try:
-            value = comp.compile(parts)
+            options.append(_member(comp, key, comp.compile(parts)))
         except Unsatisfiable:
             continue
-        try:
-            key = classes.key_rule(comp.rules, signature)
-        except KeysTooLarge:
-            return None
-        if key is not None:
-            options.append(_member(comp, key, value))
     return alternatives(options) if options else ""
+
+
+def _class_keys(
+    comp: Compiler, patterns: list[str], names: list[str]
+) -> dict[frozenset[int], str] | None:
+    """Each key class's key rule, once per set of patterns and names in a compilation
+    (objects of one schema share them, and a failed automaton is costly to retry)."""
+    memo_key = ("key classes", tuple(patterns), tuple(names))
+    if memo_key not in comp.memo:
+        classes = key_classes(patterns, names)
+        found: dict[frozenset[int], str] | None = {}
+        try:
+            for signature in classes.signatures if classes else ():
+                key = classes.key_rule(comp.rules, signature)  # type: ignore[union-attr]
+                if key is not None:
+                    found[signature] = key  # type: ignore[index]
+        except KeysTooLarge:
+            found = None
+        comp.memo[memo_key] = None if classes is None else found
+    return comp.memo[memo_key]
 
 
 def _pattern_members(

@@ -43,6 +43,7 @@ class Rules:
         self._by_body: dict[str, str] = {}
         self._bodies: dict[str, str] = {}  # name -> body, in definition order
         self._used: set[str] = set()
+        self._counts: dict[str, int] = {}  # names given per base: finding the next is O(1)
 
     def add(self, hint: str, body: str) -> str:
         """A rule for `body`, named after `hint`; the same body always gets the same name."""
@@ -58,10 +59,12 @@ class Rules:
         base = re.sub(r"[^a-z0-9]+", "-", hint.lower()).strip("-") or "r"
         if base[0].isdigit() or base in PRIMITIVES or base == "root":
             base = f"r-{base}"
-        name, n = base, 1
-        while name in self._bodies or name in self._used:
+        n = self._counts.get(base, 0)
+        name = base if n == 0 else f"{base}-{n + 1}"
+        while name in self._used:  # a base that is another base's numbered name
             n += 1
-            name = f"{base}-{n}"
+            name = f"{base}-{n + 1}"
+        self._counts[base] = n + 1
         self._used.add(name)
         return name
 

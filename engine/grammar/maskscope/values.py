@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from engine.grammar.maskscope.rules import Rules, alternatives, char_class, literal
 
@@ -87,6 +88,21 @@ def string_except(
     there), go on into the trie (unless a prefix ends there), or leave it with any other
     character.
     """
+    names, prefixes = tuple(names), tuple(prefixes)
+    memo = _EXCEPT_MEMO.setdefault(rules, {})
+    key = (names, prefixes, lead)
+    if key not in memo:
+        memo[key] = _string_except(rules, names, prefixes, lead)
+    return memo[key]
+
+
+# Objects of one schema often exclude the same names again: the trie is built once each.
+_EXCEPT_MEMO: WeakKeyDictionary[Rules, dict[tuple[Any, ...], str]] = WeakKeyDictionary()
+
+
+def _string_except(
+    rules: Rules, names: tuple[str, ...], prefixes: tuple[str, ...], lead: str
+) -> str:
     cut = {tuple(_units(_escaped(n))): False for n in names}
     cut.update({tuple(_units(_escaped(p))): True for p in prefixes})
     head = literal(_escaped(lead)) + " " if lead else ""
