@@ -153,6 +153,8 @@ def _negate_keyword(
 
     if key in ("type", "const", "enum"):
         return [one({"not": {key: value}})]
+    if key == "pattern" and isinstance(value, str):
+        return [one({"type": "string", "not": {"pattern": value}})]
     if key == "required" and isinstance(value, list):
         return [one({"type": "object", "properties": {name: False}}) for name in value]
     if key == "properties" and isinstance(value, dict):

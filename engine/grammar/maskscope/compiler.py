@@ -15,6 +15,7 @@ from typing import Any
 from engine.errors import GrammarError
 from engine.grammar.maskscope import arrays, objects
 from engine.grammar.maskscope.combinators import choices_of, leaves
+from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
 from engine.grammar.maskscope.normalize import (
     ASSERTIONS,
     Choice,
@@ -136,7 +137,7 @@ class Compiler:
 
     def _typed(self, kind: str, leaf: list[Part], merged: Merged) -> str | None:
         """Values of one JSON type satisfying the leaf; None when the type is excluded."""
-        types, path, gaps = merged.types, merged.path, self.ctx.gaps
+        types, path = merged.types, merged.path
         excluded = [v for v in merged.excluded if _kind_of(v) == kind]
         if kind == "null":
             return None if "null" not in types or excluded else "json-null"
@@ -150,12 +151,28 @@ class Compiler:
         if kind not in types:
             return None
         if kind == "string":
-            if excluded and not merged.string:
-                return string_except(self.rules, excluded)
-            return string_rule(self.rules, merged.string, path, gaps)
+            return self._string(merged, excluded)
         if kind == "array":
             return arrays.array_rule(self, leaf, path)
         return objects.object_rule(self, leaf, path)
+
+    def _string(self, merged: Merged, excluded: list[Any]) -> str:
+        """Strings; those `not` excludes (values, patterns) only where nothing else
+        constrains them: a grammar cannot intersect two string languages here."""
+        path, gaps = merged.path, self.ctx.gaps
+        if merged.unmatched and not merged.string:
+            classes = key_classes(merged.unmatched, excluded)
+            try:
+                found = classes.key_rule(self.rules, frozenset()) if classes else None
+            except KeysTooLarge:
+                found = None
+            if found is not None:
+                return found
+        if merged.unmatched:
+            self.ctx.report(path, "not", "a pattern strings must not match is not enforced")
+        if excluded and not merged.string and not merged.unmatched:
+            return string_except(self.rules, excluded)
+        return string_rule(self.rules, merged.string, path, gaps)
 
     def _number(self, merged: Merged, excluded: list[Any]) -> str | None:
         """Integers, or all numbers, or (from `not` integer) numbers with a fraction."""

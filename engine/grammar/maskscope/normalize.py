@@ -126,11 +126,11 @@ def flatten(ctx: Context, parts: Iterable[Part], done: set[int]) -> tuple[list[P
 
 
 def is_plain_not(schema: Any) -> bool:
-    """`not` of one type, const or enum: merged here rather than expanded."""
+    """`not` of one type, const, enum or pattern: merged here rather than expanded."""
     if not isinstance(schema, dict):
         return False
-    keys = [k for k in schema if k in ("type", "const", "enum") or k in ASSERTIONS]
-    return len(keys) == 1 and keys[0] in ("type", "const", "enum")
+    keys = [k for k in schema if k in ASSERTIONS]
+    return len(keys) == 1 and keys[0] in ("type", "const", "enum", "pattern")
 
 
 @dataclass
@@ -143,12 +143,14 @@ class Merged:
     number: dict[str, Any]
     string: dict[str, Any]
     path: str
+    unmatched: list[str] = field(default_factory=list)  # patterns strings must not match
 
 
 def merge(ctx: Context, flat: list[Part]) -> Merged:
     """Types intersected, bounds tightened, enums intersected; contradictions raise."""
     path = flat[0].path if flat else "$"
     types, values, excluded = set(ATOMS), None, []
+    unmatched: list[str] = []
     number: dict[str, Any] = {}
     string: dict[str, Any] = {}
     for part in flat:
@@ -161,6 +163,8 @@ def merge(ctx: Context, flat: list[Part]) -> Merged:
         if is_plain_not(negated):
             types -= _negated_types(negated)
             excluded += _values_of(negated, None) or []
+            if isinstance(negated.get("pattern"), str):
+                unmatched.append(negated["pattern"])
         _merge_number(ctx, part, number)
         _merge_string(ctx, part, string)
     if values is not None and not values:
@@ -168,7 +172,7 @@ def merge(ctx: Context, flat: list[Part]) -> Merged:
     if not types:
         raise Unsatisfiable(path, "its `type` constraints have no type in common")
     _check_bounds(path, number, string)
-    return Merged(frozenset(types), values, excluded, number, string, path)
+    return Merged(frozenset(types), values, excluded, number, string, path, unmatched)
 
 
 def _types_of(schema: dict[str, Any]) -> set[str]:

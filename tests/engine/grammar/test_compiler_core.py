@@ -187,3 +187,13 @@ def test_keys_take_the_schemas_of_every_pattern_they_match(model):
     assert accepts(model, schema, {"bfoo": 1})  # matches both patterns
     assert not accepts(model, schema, {"bfoo": [1, 2]})
     assert not accepts(model, schema, {"quux": 1})
+
+
+def test_not_pattern_and_if_on_a_pattern(model):
+    schema = {"type": "string", "not": {"pattern": "^ *[cC]ontent/|\\.xnb *$"}}
+    assert not compile_to_gbnf(schema).unenforced
+    assert accepts(model, schema, "a.xnbq")
+    assert not accepts(model, schema, "Content/x")
+    conditional = {"if": {"properties": {"a": {"pattern": "^x"}}}, "then": {"required": ["b"]}}
+    assert accepts(model, conditional, {"a": "y"})
+    assert not accepts(model, conditional, {"a": "xy"})
