@@ -7,8 +7,8 @@ grammar allows more, and says so in `gaps`:
   close bounds its multiples are listed; else a small divisor's multiples are enforced
   (123456789 -> 9); else only the bounds are.
 - a bound of more than 100 digits written out (1e308) is dropped.
-- a float multipleOf that is no binary fraction (0.01) is enforced on exact decimals, and
-  reported: jsonschema's float division calls 0.07 no multiple of 0.01.
+- a float multipleOf is enforced on exact decimals, and reported: jsonschema's float division
+  calls 0.07 no multiple of 0.01, and a long value such as 0.22406563000000002 one of 1e-8.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def language(
     step = written_step = _multiple_of(node, path, gaps)
     if step is not None and not fraction and digits.integer_step(step, fraction) == 1:
         step = None  # every integer is a multiple of 1, 0.5, 1e-8...
-    if written_step is not None and _inexact_float(node):
+    if written_step is not None and isinstance(node.get("multipleOf"), float):
         gaps.append(Unenforced(path, "multipleOf", _FLOAT_NOTE))
     if lower is None and upper is None and step is None:
         return None
@@ -212,17 +212,13 @@ def _multiple_of(node: Mapping[str, Any], path: str, gaps: list[Unenforced]) -> 
     return value
 
 
-# 0.01 is no binary fraction: jsonschema's float division calls 0.07 no multiple of it (and 3
-# none of 1e-8), while the grammar, reading decimals, allows them.
+# jsonschema divides by a float multipleOf in floating point: 0.07 / 0.01 is 7.000000000000001,
+# no multiple, and 0.22406563000000002 / 1e-8 rounds to a whole number. The grammar, reading
+# decimals, says the opposite of both.
 _FLOAT_NOTE = (
-    "enforced on exact decimals; jsonschema divides in floating point and rejects "
-    "some exact multiples"
+    "enforced on exact decimals; jsonschema divides in floating point, so it rejects some "
+    "exact multiples (0.07 of 0.01) and accepts some long non-multiples"
 )
-
-
-def _inexact_float(node: Mapping[str, Any]) -> bool:
-    raw = node.get("multipleOf")
-    return isinstance(raw, float) and Fraction(raw) != Fraction(_decimal(raw) or 0)
 
 
 def _decimal(raw: object) -> Decimal | None:
