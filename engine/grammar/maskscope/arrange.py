@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.grammar.maskscope import arrays, objects
-from engine.grammar.maskscope.combinators import choices_of, leaves
+from engine.grammar.maskscope.combinators import choices_of, leaves, negation
 from engine.grammar.maskscope.normalize import Choice, Context, flatten
 from engine.grammar.maskscope.resolve import Part, Resolver
 from engine.grammar.maskscope.values import json_equal
@@ -43,20 +43,23 @@ def _arrange(ctx: Context, parts: list[Part], value: Any, depth: int) -> Any:
 def _arrange_items(
     ctx: Context, shape: arrays.ArrayShape, items: list[Any], depth: int
 ) -> list[Any]:
+    """Each item with the parts the grammar gives it: with contains, a hit takes the
+    contains schema too and (where maxContains is counted) a miss takes its negation."""
     rests = [rest for _, rest in shape.prefixes if rest is not None]
-    contains = shape.contains[0] if shape.contains else None
+    contains = shape.contains[0] if shape.contains and not shape.prefix_len else None
+    counted = contains is not None and contains[2] is not None
+    counted = counted and negation(ctx.quiet(), contains[0]) is not None  # type: ignore[index]
     hits = 0
     out = []
     for index, item in enumerate(items):
         parts = shape.item_parts(index) if index < shape.prefix_len else list(rests)
-        if (
-            contains
-            and index >= shape.prefix_len
-            and hits < contains[1]
-            and ctx.valid(contains[0].schema, item)
-        ):
-            parts.append(contains[0])
-            hits += 1
+        if contains is not None:
+            part, need, _ = contains
+            if (counted or hits < need) and ctx.valid(part.schema, item):
+                parts.append(part)
+                hits += 1
+            elif counted:
+                parts.append(Part({"not": part.schema}, part.path, part.base))
         out.append(_arrange(ctx, parts, item, depth + 1))
     return out
 

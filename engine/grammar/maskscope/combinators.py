@@ -159,13 +159,13 @@ def _negate_keyword(
         return [one({"type": "object", "properties": {name: False}}) for name in value]
     if key == "properties" and isinstance(value, dict):
         at = child_path(path, "properties")
-        return [
-            one(
-                {"type": "object", "required": [k], "properties": {k: {"not": v}}},
-                child_path(at, k),
-            )
-            for k, v in value.items()
-        ]
+        out = []
+        for k, v in value.items():
+            if v is True or (isinstance(v, dict) and not any(key in ASSERTIONS for key in v)):
+                continue  # every value satisfies it: its negation adds no alternative
+            negated = {"properties": {k: {"not": v}}} if v is not False else {}
+            out.append(one({"type": "object", "required": [k], **negated}, child_path(at, k)))
+        return out
     if key == "allOf" and isinstance(value, list):
         return [one({"not": v}, child_path(child_path(path, key), i)) for i, v in enumerate(value)]
     if key == "anyOf" and isinstance(value, list):
