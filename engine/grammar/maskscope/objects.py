@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.grammar.maskscope.arrays import repeat
 from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
-from engine.grammar.maskscope.normalize import Context, Unsatisfiable, as_count, flatten, merge
+from engine.grammar.maskscope.normalize import (
+    ASSERTIONS,
+    Context,
+    Unsatisfiable,
+    as_count,
+    flatten,
+    merge,
+)
 from engine.grammar.maskscope.resolve import Part, child_path
 from engine.grammar.maskscope.rules import alternatives, literal
 from engine.grammar.maskscope.strings import regex_rule, string_rule
@@ -152,8 +159,10 @@ def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path:
             except Unsatisfiable:
                 continue
         return alternatives(options) if options else None
-    if any(o.patterns for o in shape.owners) and not shape.names_allowed:
-        exact = _classified_members(comp, shape)
+    names_pattern = _names_pattern(ctx, shape)
+    classifiable = not shape.names_allowed or names_pattern is not None
+    if classifiable and (names_pattern or any(o.patterns for o in shape.owners)):
+        exact = _classified_members(comp, shape, names_pattern)
         if exact is not None:
             return exact or None
     options, covered, opaque = _pattern_members(comp, shape, declared, path)
@@ -175,15 +184,38 @@ def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path:
     return alternatives(options)
 
 
-def _classified_members(comp: Compiler, shape: Shape) -> str | None:
+def _names_pattern(ctx: Context, shape: Shape) -> str | None:
+    """propertyNames' pattern, when that is all propertyNames asks of a key."""
+    if not shape.names_allowed:
+        return None
+    flat, choices = flatten(ctx.quiet(), shape.names_allowed, set())
+    try:
+        merged = merge(ctx.quiet(), flat)
+    except Unsatisfiable:
+        return None
+    keywords = {k for p in flat if isinstance(p.schema, dict) for k in p.schema if k in ASSERTIONS}
+    if choices or merged.values is not None or keywords - {"pattern", "type"}:
+        return None
+    if "string" not in merged.types or list(merged.string) != ["pattern"]:
+        return None
+    return merged.string["pattern"]
+
+
+def _classified_members(comp: Compiler, shape: Shape, names_pattern: str | None) -> str | None:
     """Additional members by the exact set of patterns their key matches (keys.py); ""
-    when no additional key is allowed, None when the patterns are beyond the automaton."""
+    when no additional key is allowed, None when the patterns are beyond the automaton.
+    With propertyNames' pattern, only keys matching it too."""
     patterns = [(regex, part, o) for o in shape.owners for regex, part in o.patterns]
-    keys = _class_keys(comp, [regex for regex, _, _ in patterns], shape.names)
+    regexes = [regex for regex, _, _ in patterns] + ([names_pattern] if names_pattern else [])
+    keys = _class_keys(comp, regexes, shape.names)
     if keys is None:
         return None
     options = []
     for signature, key in keys.items():
+        if names_pattern is not None:
+            if len(patterns) not in signature:
+                continue
+            signature = signature - {len(patterns)}
         owners = {id(patterns[i][2]) for i in signature}
         parts = [patterns[i][1] for i in sorted(signature)]
         parts += [o.additional for o in shape.owners if o.additional and id(o) not in owners]

@@ -197,3 +197,16 @@ def test_not_pattern_and_if_on_a_pattern(model):
     conditional = {"if": {"properties": {"a": {"pattern": "^x"}}}, "then": {"required": ["b"]}}
     assert accepts(model, conditional, {"a": "y"})
     assert not accepts(model, conditional, {"a": "xy"})
+
+
+def test_property_names_pattern_limits_additional_keys_exactly(model):
+    schema = {
+        "type": "object",
+        "properties": {"ab": {"type": "integer"}},
+        "propertyNames": {"pattern": "^[a-z]+$"},
+        "additionalProperties": {"type": "string"},
+    }
+    assert not compile_to_gbnf(schema).unenforced
+    assert accepts(model, schema, {"ab": 1, "cd": "x"})
+    assert not accepts(model, schema, {"ab": "x"})  # not as an additional key either
+    assert not accepts(model, schema, {"Cd": "x"})
