@@ -60,7 +60,7 @@ def test_llama_cpp_reads_every_format_grammar(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
-@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_values_the_checker_takes_are_accepted(accepts, name: str, data) -> None:
     spec = FORMATS[name]

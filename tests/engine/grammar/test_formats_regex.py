@@ -84,7 +84,7 @@ def check_agreement(name: str, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_regex_agrees_with_the_checker(name: str, data: st.DataObject) -> None:
     check_agreement(name, data)

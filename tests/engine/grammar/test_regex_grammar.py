@@ -78,7 +78,7 @@ def test_llama_cpp_reads_the_grammar(pattern: str) -> None:
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_strings_the_pattern_finds_are_accepted(accepts, pattern: str, data) -> None:
     text = data.draw(st.from_regex(pattern))
@@ -90,7 +90,7 @@ EDITS = 'aZ09-_ .:/@"\\\n\t\x01é٣'
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_strings_it_does_not_find_are_rejected(accepts, pattern: str, data) -> None:
     text = data.draw(st.from_regex(pattern))
@@ -117,3 +117,43 @@ def test_strings_it_does_not_find_are_rejected(accepts, pattern: str, data) -> N
 def test_python_semantics(accepts, pattern: str, text: str, found: bool) -> None:
     assert bool(re.search(pattern, text)) is found
     assert accepts(pattern, text) is found
+
+
+def random_patterns() -> st.SearchStrategy[str]:
+    """Small regexes over the constructs the translator reads, JSON's escapes included."""
+    atoms = st.sampled_from(
+        ["a", "b", '"', r"\\", r"\n", ".", "[a-c]", "[^a]", r"\d", r"\s", r"\W", '[ab"]', "é"]
+    )
+
+    def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+        quantified = st.tuples(inner, st.sampled_from(["*", "+", "?", "{2}", "{1,3}", "{0,2}"]))
+        return st.one_of(
+            st.tuples(inner, inner).map("".join),
+            st.tuples(inner, inner).map(lambda t: f"({t[0]}|{t[1]})"),
+            quantified.map(lambda t: f"(?:{t[0]}){t[1]}"),
+        )
+
+    body = st.recursive(atoms, extend, max_leaves=6)
+    return st.tuples(st.sampled_from(["", "^"]), body, st.sampled_from(["", "$", r"\Z"])).map(
+        "".join
+    )
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(pattern=random_patterns(), data=st.data())
+def test_random_patterns_accept_exactly_what_re_search_finds(model, pattern: str, data) -> None:
+    gbnf = gbnf_for(pattern)
+    check_gbnf(gbnf)
+    backend = make_backend("llguidance", model, CompiledSchema(True, gbnf, ""))
+    try:
+        for _ in range(4):
+            text = data.draw(st.from_regex(pattern))
+            assert feed_text(model, backend, written(text)).accepted, (pattern, text)
+            i = data.draw(st.integers(0, len(text)))
+            edit = data.draw(st.text(st.sampled_from(EDITS), max_size=2))
+            changed = text[:i] + edit + text[i + 1 :]
+            found = re.search(pattern, changed) is not None
+            assert feed_text(model, backend, written(changed)).accepted is found, (pattern, changed)
+    finally:
+        backend.close()
