@@ -27,6 +27,7 @@ TYPE_ATOMS: dict[str, frozenset[str]] = {
     "string": frozenset({"string"}),
     "integer": frozenset({"integer"}),
     "number": frozenset({"integer", "fraction"}),
+    "any": ATOMS,  # draft-03, which some schemas still name
 }
 # Keywords no grammar here enforces; reported wherever they appear.
 UNSUPPORTED = ("unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef")

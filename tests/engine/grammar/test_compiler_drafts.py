@@ -60,3 +60,7 @@ def test_arrange_follows_the_first_valid_alternative():
     }
     assert list(arrange(schema, {"a": 1, "z": 2, "k": 1})) == ["k", "z", "a"]
     assert list(arrange(schema, {"z": 2, "a": 1, "k": 2})) == ["a", "z", "k"]
+
+
+def test_draft3_any_type_allows_every_value(model):
+    assert accepts(model, {"type": "any"}, {"a": [1, None]})
