@@ -153,6 +153,8 @@ def _negate_keyword(
 
     if key in ("type", "const", "enum"):
         return [one({"not": {key: value}})]
+    if key == "not":  # not (not X) is X
+        return [one(value, child_path(path, "not"))]
     if key == "pattern" and isinstance(value, str):
         return [one({"type": "string", "not": {"pattern": value}})]
     if key == "required" and isinstance(value, list):

@@ -210,3 +210,10 @@ def test_property_names_pattern_limits_additional_keys_exactly(model):
     assert accepts(model, schema, {"ab": 1, "cd": "x"})
     assert not accepts(model, schema, {"ab": "x"})  # not as an additional key either
     assert not accepts(model, schema, {"Cd": "x"})
+
+
+def test_not_of_not_is_the_schema_itself(model):
+    schema = {"type": "object", "properties": {"a": {"not": {"not": {"type": "integer"}}}}}
+    assert not compile_to_gbnf(schema).unenforced
+    assert accepts(model, schema, {"a": 1})
+    assert not accepts(model, schema, {"a": "x"})
