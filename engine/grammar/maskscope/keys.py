@@ -266,7 +266,7 @@ def _eliminate(
 ) -> str | None:
     """State elimination: the expression for paths from "begin" to "end"."""
     label = {pair: _union(options) for pair, options in edges.items()}
-    for state in sorted(states, key=lambda s: sum(state_in(label, s))):
+    for state in sorted(states, key=lambda s: sum(_degree(label, s))):
         loop = label.pop((state, state), "")
         star = f"( {loop} )*" if loop else None
         ins = [(p, e) for (p, q), e in label.items() if q == state]
@@ -278,17 +278,20 @@ def _eliminate(
         for p, before in ins:
             for q, after in outs:
                 path = _concat(before, star, after)
-                old = label.get((p, q))
-                label[(p, q)] = path if old is None else _union([old, path])
+                old = label.get((p, q), _MISSING)  # None is a label too: the empty text
+                label[(p, q)] = path if old is _MISSING else _union([old, path])
                 if len(label[(p, q)] or "") > _MAX_TEXT:
                     return None
     return label.get(("begin", "end"))
 
 
-def state_in(label: dict[tuple[object, object], str | None], state: object) -> tuple[int, int]:
+def _degree(label: dict[tuple[object, object], str | None], state: object) -> tuple[int, int]:
     ins = sum(1 for p, q in label if q == state)
     outs = sum(1 for p, q in label if p == state)
     return ins, outs
+
+
+_MISSING = object()
 
 
 def _union(options: list[str | None]) -> str | None:
