@@ -8,6 +8,7 @@ keys in the grammar's order) and fed token by token through llguidance.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -74,7 +75,7 @@ def _schema(name: str) -> Any:
 def _strategy(schema: Any) -> st.SearchStrategy[Any]:
     """hypothesis-jsonschema's instances; an example it fails to make (it refuses some
     schemas it rewrote itself, such as `items: []`) is dropped, never counted as passing."""
-    strategy = from_schema(schema)
+    strategy = from_schema(copy.deepcopy(schema))  # it rewrites the schema in place
     try:
         if strategy.is_empty:  # it found the schema unsatisfiable
             return strategy
