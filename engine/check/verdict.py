@@ -5,7 +5,9 @@ error jsonschema reports, the compiler itself said it does not enforce that erro
 (`error.validator`) on that error's subschema. The subschema is matched by identity: the
 compiler's JSON path is walked through the schema and must land on the very node jsonschema
 judged by (so a `$ref` followed by jsonschema still matches the path under `$defs`). A path
-that leads nowhere in the schema matches on the keyword alone.
+that leads nowhere in the schema matches on the keyword alone. An error beneath a keyword
+the compiler reported (inside an unenforced `items`, past an unenforced `$dynamicRef`) is
+explained by that report.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def explanation(
     nodes = [(gap, _node_at(schema, gap.path)) for gap in gaps]
     used: list[Unenforced] = []
     for error in errors:
-        found = _explain(error, nodes)
+        found = _explain(error, nodes) or _beneath(schema, error, nodes)
         if not found:
             return ()
         used += found
@@ -91,8 +93,13 @@ def _explain(error: ValidationError, nodes: list[tuple[Unenforced, Any]]) -> lis
         parts = [p for p in error.absolute_schema_path if isinstance(p, str)]
         keyword = parts[-1] if parts else "false"
         return [gap for gap, _ in nodes if gap.keyword == keyword][:1]
+    # The gap's path names the subschema holding the keyword, or (as some compilers write
+    # it) the keyword's own value there.
+    own = error.schema.get(keyword) if isinstance(error.schema, dict) else None
+    if not isinstance(own, dict | list):  # a number or `true` is no place of its own
+        own = _NOWHERE
     for gap, node in nodes:
-        if gap.keyword == keyword and (node is _NOWHERE or node is error.schema):
+        if gap.keyword == keyword and (node is _NOWHERE or node is error.schema or node is own):
             return [gap]
     if keyword in ("anyOf", "oneOf") and error.context:
         # Every branch failed; the grammar let the instance through one of them, so that
@@ -101,6 +108,25 @@ def _explain(error: ValidationError, nodes: list[tuple[Unenforced, Any]]) -> lis
             found = [_explain(e, nodes) for e in branch]
             if all(found):
                 return [gap for f in found for gap in f]
+    return []
+
+
+def _beneath(
+    schema: Any, error: ValidationError, nodes: list[tuple[Unenforced, Any]]
+) -> list[Unenforced]:
+    """A gap on a keyword the error's schema path passes through: what fails beneath an
+    unenforced `items` or `$dynamicRef` is not enforced either."""
+    node = schema
+    for part in list(error.absolute_schema_path)[:-1]:
+        if isinstance(node, dict) and isinstance(part, str):
+            found = [gap for gap, at in nodes if gap.keyword == part and at is node]
+            if found:
+                return found[:1]
+            node = node.get(part, _NOWHERE)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            return []
     return []
 
 

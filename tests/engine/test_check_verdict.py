@@ -61,3 +61,17 @@ def test_verdict_kinds_and_excerpt():
     assert loose.unexplained
     gap = Unenforced("$", "maximum", "")
     assert not Verdict(1, "", "7", False, True, "accepted", explained_by=(gap,)).unexplained
+
+
+def test_an_error_beneath_an_unenforced_keyword_is_explained_by_it():
+    schema = {"type": "array", "items": {"$dynamicRef": "#items"}}
+    schema["$defs"] = {"foo": {"$anchor": "items", "type": "string"}}
+    gap = Unenforced("$.items", "$dynamicRef", "not supported")
+    assert _explained(schema, ["foo", 42], [gap]) == (gap,)
+    assert _explained(schema, ["foo", 42], [Unenforced("$", "$dynamicRef", "")]) == ()
+
+
+def test_a_gap_written_at_the_keywords_own_value_explains_it():
+    schema = {"prefixItems": [True], "contains": {"type": "string"}}
+    gap = Unenforced("$.contains", "contains", "not with prefix items")
+    assert _explained(schema, [1, 2], [gap]) == (gap,)
