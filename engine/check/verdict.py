@@ -117,7 +117,8 @@ def _beneath(
     """A gap on a keyword the error's schema path passes through: what fails beneath an
     unenforced `items` or `$dynamicRef` is not enforced either."""
     node = schema
-    for part in list(error.absolute_schema_path)[:-1]:
+    parts = list(error.absolute_schema_path)[:-1]
+    for i, part in enumerate(parts):
         if isinstance(node, dict) and isinstance(part, str):
             found = [gap for gap, at in nodes if gap.keyword == part and at is node]
             if found:
@@ -126,7 +127,16 @@ def _beneath(
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
-            return []
+            # jsonschema's path went through a $ref (it leaves no trace in the path): past
+            # it, a gap on one of the keywords still ahead matches on the keyword alone.
+            ahead = {p for p in parts[i:] if isinstance(p, str)}
+            found = [
+                gap
+                for gap, at in nodes
+                if gap.keyword in ahead
+                and (at is _NOWHERE or (isinstance(at, dict) and gap.keyword in at))
+            ]
+            return found[:1]
     return []
 
 

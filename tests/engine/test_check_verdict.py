@@ -75,3 +75,18 @@ def test_a_gap_written_at_the_keywords_own_value_explains_it():
     schema = {"prefixItems": [True], "contains": {"type": "string"}}
     gap = Unenforced("$.contains", "contains", "not with prefix items")
     assert _explained(schema, [1, 2], [gap]) == (gap,)
+
+
+def test_past_a_ref_check_cannot_follow_a_gap_matches_on_its_keyword():
+    schema = {
+        "$id": "https://example.com/root",
+        "$ref": "list",
+        "$defs": {
+            "foo": {"$dynamicAnchor": "items", "type": "string"},
+            "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#/$defs/items"}},
+        },
+    }
+    schema["$defs"]["list"]["$defs"] = {"items": {"$dynamicAnchor": "items", "type": "integer"}}
+    gap = Unenforced("$.$defs.list.items", "$dynamicRef", "not supported")
+    assert _explained(schema, ["foo"], [gap]) == (gap,)
+    assert _explained(schema, ["foo"], [Unenforced("$.$defs.list", "maxItems", "")]) == ()
