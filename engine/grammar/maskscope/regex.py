@@ -649,8 +649,10 @@ def _emit_repeat(rules: Rules, node: Repeat, loosened: list[str]) -> str:
     item = node.item
     if isinstance(item, Repeat) and (lo, hi) == (0, 1) and item.lo <= 1:
         item, hi = item.item, item.hi  # (x{1,4})? is x{0,4}
+    elif isinstance(item, Repeat) and hi is None and item.hi is None and lo <= 1 and item.lo <= 1:
+        item, lo = item.item, lo * item.lo  # (x*)+ is x*, (x+)+ is x+
     inner = _emit(rules, item, loosened)
-    if _QUANTIFIED.fullmatch(inner):
+    if _QUANTIFIED.fullmatch(inner) or inner.endswith((" )*", " )+", " )?", "}")):
         # llguidance reads `( x{1,4} )?` as `x{1,4}?`, which it refuses: name the part.
         inner = rules.add("pattern-part", inner)
     elif not _ATOM.fullmatch(inner):

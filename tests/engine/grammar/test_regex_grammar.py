@@ -140,7 +140,7 @@ def random_patterns() -> st.SearchStrategy[str]:
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(pattern=random_patterns(), data=st.data())
 def test_random_patterns_accept_exactly_what_re_search_finds(model, pattern: str, data) -> None:
     gbnf = gbnf_for(pattern)
