@@ -39,7 +39,7 @@ def feed_text(model: Model, backend: MaskBackend, text: str) -> Fed:
     the same verdict at a fraction of the cost; the end token is always checked by mask.
     """
     backend.reset()
-    tokens = model.tokenize(text, add_special=False, parse_special=False)
+    tokens = plain_tokens(model, text)
     count_valid = getattr(backend, "count_valid", None)
     if count_valid is not None:
         return _feed_counted(model, backend, tokens, count_valid(tokens))
@@ -52,6 +52,20 @@ def feed_text(model: Model, backend: MaskBackend, text: str) -> Fed:
     if not backend.check(model.eog_ids).any():
         return Fed(False, len(done.decode("utf-8", "replace")), "")
     return Fed(True)
+
+
+def plain_tokens(model: Model, text: str) -> list[int]:
+    """The model's tokens for `text`, with user-defined tokens spelled out character by
+    character: llguidance reads those (Gemma's HTML tags) as special, never as the text they
+    stand for, so a valid `</iframe>` in a string would be refused under any grammar."""
+    tokens: list[int] = []
+    for token in model.tokenize(text, add_special=False, parse_special=False):
+        if not model.is_user_defined(token):
+            tokens.append(token)
+            continue
+        for ch in model.piece(token).decode("utf-8", "replace"):
+            tokens += model.tokenize(ch, add_special=False, parse_special=False)
+    return tokens
 
 
 def _feed_counted(model: Model, backend: MaskBackend, tokens: list[int], valid: int) -> Fed:

@@ -214,6 +214,11 @@ class Model:
             return "".join(f"<0x{b:02X}>" for b in self.piece(token))
         return readable_piece(self.piece(token), special=self.is_special(token))
 
+    def is_user_defined(self, token: int) -> bool:
+        """A token added to the vocabulary as a whole (Gemma's `</iframe>`, for one)."""
+        attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
+        return bool(attr & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED)
+
     def is_special(self, token: int) -> bool:
         attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
         return bool(
