@@ -133,15 +133,16 @@ def test_generated_instances_of_maskbench_schemas_are_accepted(model, name):
         backend.close()
 
 
-# Random schemas over the keywords the compiler enforces. Patterns avoid what Python's `re`
-# (jsonschema's judge) and ECMA-262 read differently: \d \w \s (Unicode in Python) and `.`.
-KEYS = st.sampled_from(["a", "b", "c", "x1", "k y", "é", 'q"t'])
+# Random schemas over the keywords the compiler enforces. Patterns mean what Python's `re`
+# finds (jsonschema's judge): \d \w \s are Unicode, `$` also matches before a final newline.
+KEYS = st.sampled_from(["a", "b", "c", "x1", "k y", "é", 'q"t', "\\", "\n"])
 SCALARS = (
     st.none()
     | st.booleans()
     | st.integers(-20, 20)
     | st.floats(-1000, 1000, allow_nan=False)
-    | st.text(alphabet='ab"\\\n é', max_size=3)
+    | st.sampled_from([1.0, -0.0, 1e-7, 2.5e20])  # written 1, 0, 0.0000001, 25 and 19 zeros
+    | st.text(alphabet='ab"\\\n\x00\x1f é\u2028😀', max_size=3)
 )
 VALUES = st.recursive(
     SCALARS,
@@ -149,9 +150,14 @@ VALUES = st.recursive(
     max_leaves=3,
 )
 PATTERNS = st.sampled_from(
-    ["^[a-z]+$", "^[0-9]{2,4}$", "ab", "^(foo|bar)", "[A-Z]", "^x?y+$", "^[^a]*$", "^(ab)*$"]
+    [
+        *["^[a-z]+$", "^[0-9]{2,4}$", "ab", "^(foo|bar)", "[A-Z]", "^x?y+$", "^[^a]*$"],
+        *["^(ab)*$", r"^\d+$", r"^\w{1,3}$", r"^.{2}$", r"^a\s?b", r"^[^\\/:*?\"<>|]+$"],
+    ]
 )
 BOUNDS = st.integers(-30, 30) | st.sampled_from([-(10**12), 10**12 + 7])
+FRACTIONS = st.sampled_from([-2.5, -0.125, 0.5, 3.75, 1e-5])
+LENGTHS = st.integers(0, 6) | st.sampled_from([40, 999, 1001])  # llama.cpp's repeat cap: 1000
 
 
 @st.composite
@@ -159,9 +165,9 @@ def integer_schemas(draw: st.DrawFn) -> dict[str, Any]:
     node: dict[str, Any] = {"type": "integer"}
     for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         if draw(st.integers(0, 3)) == 0:
-            node[key] = draw(BOUNDS)
+            node[key] = draw(BOUNDS | FRACTIONS)
     if draw(st.booleans()):
-        node["multipleOf"] = draw(st.integers(1, 12))
+        node["multipleOf"] = draw(st.integers(1, 12) | st.sampled_from([7919, 10**6, 2.0]))
     return node
 
 
@@ -170,7 +176,9 @@ def number_schemas(draw: st.DrawFn) -> dict[str, Any]:
     node: dict[str, Any] = {"type": "number"}
     for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         if draw(st.integers(0, 3)) == 0:
-            node[key] = draw(BOUNDS | st.sampled_from([-2.5, -0.125, 0.5, 3.75]))
+            node[key] = draw(BOUNDS | FRACTIONS)
+    if draw(st.integers(0, 3)) == 0:
+        node["multipleOf"] = draw(st.sampled_from([0.5, 0.25, 3, 0.1]))
     return node
 
 
@@ -179,7 +187,7 @@ def string_schemas(draw: st.DrawFn) -> dict[str, Any]:
     node: dict[str, Any] = {"type": "string"}
     for key in ("minLength", "maxLength"):
         if draw(st.booleans()):
-            node[key] = draw(st.integers(0, 6))
+            node[key] = draw(LENGTHS)
     if draw(st.integers(0, 2)) == 0:
         node["pattern"] = draw(PATTERNS)
     return node
@@ -254,7 +262,7 @@ def _arrays(inner: st.SearchStrategy[Any], wide: bool) -> st.SearchStrategy[dict
             node["items"] = False
         for key in ("minItems", "maxItems"):
             if draw(st.booleans()):
-                node[key] = draw(st.integers(0, 3))
+                node[key] = draw(st.integers(0, 3) | st.just(1001))
         if wide and draw(st.integers(0, 2)) == 0:
             node["contains"] = draw(inner)
             if draw(st.booleans()):
@@ -302,7 +310,8 @@ def _schemas(refs: list[str], wide: bool) -> st.SearchStrategy[Any]:
 def random_schemas(draw: st.DrawFn, wide: bool = False) -> dict[str, Any]:
     """A 2020-12 schema; `$defs` may refer to earlier ones, the root to any (no recursion:
     hypothesis-jsonschema cannot generate for recursive references). `wide` adds the rest
-    of the keywords the compiler enforces at least in part."""
+    of the keywords the compiler enforces at least in part. One in three is written in
+    draft-07's words instead (array-form `items`, `additionalItems`, `dependencies`)."""
     defs: dict[str, Any] = {}
     for name in draw(st.sampled_from([[], ["d0"], ["d0", "d1"]])):
         defs[name] = draw(_schemas(list(defs), wide))
@@ -310,7 +319,7 @@ def random_schemas(draw: st.DrawFn, wide: bool = False) -> dict[str, Any]:
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **root}
     if defs:
         schema["$defs"] = defs
-    return schema
+    return draft7_form(schema) if draw(st.integers(0, 2)) == 0 else schema
 
 
 def draft7_form(node: Any) -> Any:
