@@ -172,7 +172,7 @@ def merge(ctx: Context, flat: list[Part]) -> Merged:
         raise Unsatisfiable(path, "the enum/const values of its parts have none in common")
     if not types:
         raise Unsatisfiable(path, "its `type` constraints have no type in common")
-    _check_bounds(path, number, string)
+    types = _drop_contradicted(path, types, number, string)
     return Merged(frozenset(types), values, excluded, number, string, path, unmatched)
 
 
@@ -248,16 +248,35 @@ def _merge_string(ctx: Context, part: Part, string: dict[str, Any]) -> None:
             ctx.report(part.path, key, f"only one {key} per string is enforced")
 
 
-def _check_bounds(path: str, number: dict[str, Any], string: dict[str, Any]) -> None:
+def _drop_contradicted(
+    path: str, types: set[str], number: dict[str, Any], string: dict[str, Any]
+) -> set[str]:
+    """The types left once those whose bounds contradict are removed: a string keyword
+    constrains only strings, so `{"type": ["string", "null"], "minLength": 5,
+    "maxLength": 3}` still allows null. Unsatisfiable only when no type is left."""
+    reasons: list[str] = []
     low, high = string.get("minLength", 0), string.get("maxLength")
-    if high is not None and low > high:
-        raise Unsatisfiable(path, f"minLength {low} is above maxLength {high}")
+    if high is not None and low > high and "string" in types:
+        types = types - {"string"}
+        reasons.append(f"minLength {low} is above maxLength {high}")
+    gap = _number_gap(number)
+    if gap is not None and types & {"integer", "fraction"}:
+        types = types - {"integer", "fraction"}
+        reasons.append(gap)
+    if not types:
+        raise Unsatisfiable(path, reasons[0] if reasons else "no type is left")
+    return types
+
+
+def _number_gap(number: dict[str, Any]) -> str | None:
+    """Why no number meets the bounds, or None when some may."""
     lows = [(number[k], k == "exclusiveMinimum") for k in _LOWER if k in number]
     highs = [(number[k], k == "exclusiveMaximum") for k in _UPPER if k in number]
     for lo, lo_open in lows:
         for hi, hi_open in highs:
             if lo > hi or (lo == hi and (lo_open or hi_open)):
-                raise Unsatisfiable(path, f"no number lies between {lo} and {hi}")
+                return f"no number lies between {lo} and {hi}"
+    return None
 
 
 def as_count(value: Any) -> int | None:

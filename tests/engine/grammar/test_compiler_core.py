@@ -118,6 +118,21 @@ def test_contradictions_are_errors_naming_the_subschema(schema, where):
     assert f"(at {where})" in str(error.value)
 
 
+@pytest.mark.parametrize(
+    ("schema", "fits", "contradicted"),
+    [
+        ({"type": ["integer", "null"], "minimum": 5, "maximum": 3}, None, 4),
+        ({"type": ["number", "string"], "exclusiveMinimum": 3, "maximum": 3}, "ab", 3),
+        ({"type": ["string", "null"], "minLength": 5, "maxLength": 3}, None, "abcd"),
+        ({"minLength": 2, "maxLength": 1}, 7, "a"),
+        ({"type": ["array", "boolean"], "minItems": 3, "maxItems": 1}, True, [1, 2]),
+    ],
+)
+def test_a_contradiction_removes_only_the_type_it_concerns(model, schema, fits, contradicted):
+    assert accepts(model, schema, fits)
+    assert not accepts(model, schema, contradicted)
+
+
 def test_remote_references_are_refused():
     with pytest.raises(GrammarError, match="remote references are not supported"):
         compile_to_gbnf({"$ref": "https://example.com/other.json"})
