@@ -15,6 +15,7 @@ from typing import Any
 from engine.errors import GrammarError
 from engine.grammar.maskscope import arrays, objects
 from engine.grammar.maskscope.combinators import choices_of, leaves
+from engine.grammar.maskscope.formats import asserted_formats
 from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
 from engine.grammar.maskscope.normalize import (
     ASSERTIONS,
@@ -64,6 +65,8 @@ class Compiler:
     def __init__(self, schema: Any) -> None:
         self.ctx = Context(Resolver(schema), choices_of=choices_of)
         self.rules = Rules()
+        # jsonschema checks only the formats the schema's draft asserts: the rest are notes.
+        self.formats = asserted_formats(schema)
         self._named: dict[tuple[int, ...], str] = {}
         self._unsatisfiable: dict[tuple[int, ...], Unsatisfiable] = {}
         self._pinned: list[list[Part]] = []  # keeps the ids in the keys above alive
@@ -172,7 +175,7 @@ class Compiler:
             self.ctx.report(path, "not", "a pattern strings must not match is not enforced")
         if excluded and not merged.string and not merged.unmatched:
             return string_except(self.rules, excluded)
-        return string_rule(self.rules, merged.string, path, gaps)
+        return string_rule(self.rules, merged.string, path, gaps, formats=self.formats)
 
     def _number(self, merged: Merged, excluded: list[Any]) -> str | None:
         """Integers, or all numbers, or (from `not` integer) numbers with a fraction."""

@@ -350,7 +350,8 @@ def _names_key(
             "additionalProperties",
             f"declared property {clash[0]!r} may also be written as an additional key",
         )
-    return string_rule(comp.rules, merged.string, shape.names_allowed[0].path, ctx.gaps)
+    path = shape.names_allowed[0].path
+    return string_rule(comp.rules, merged.string, path, ctx.gaps, formats=comp.formats)
 
 
 _UNIVERSAL = frozenset({"", ".*", "^.*", ".*$", "^.*$", "(.*)", "^(.*)$", "^(.*)"})
