@@ -204,6 +204,16 @@ def test_keys_take_the_schemas_of_every_pattern_they_match(model):
     assert not accepts(model, schema, {"quux": 1})
 
 
+def test_a_catch_all_key_pattern_leaves_its_keys_no_way_around_it(model):
+    # Github_hard---o36016's shape: with additionalProperties absent, a key matching the
+    # pattern once could be read as an additional key and take any value.
+    schema = {"type": "object", "patternProperties": {"^[a-zA-Z0-9_]+$": {"type": "integer"}}}
+    assert not compile_to_gbnf(schema).unenforced
+    assert accepts(model, schema, {"a1": 1, "b-c": "any"})
+    assert not accepts(model, schema, {"a1": "s"})
+    assert not accepts(model, schema, {"b-c": 1, "field_2": [1]})
+
+
 def test_not_pattern_and_if_on_a_pattern(model):
     schema = {"type": "string", "not": {"pattern": "^ *[cC]ontent/|\\.xnb *$"}}
     assert not compile_to_gbnf(schema).unenforced
