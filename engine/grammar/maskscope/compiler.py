@@ -163,6 +163,12 @@ class Compiler:
         """Strings; those `not` excludes (values, patterns) only where nothing else
         constrains them: a grammar cannot intersect two string languages here."""
         path, gaps = merged.path, self.ctx.gaps
+        if merged.more_patterns:
+            found = self._every_pattern(merged, excluded)
+            if found is not None:
+                return found
+            for where, _ in merged.more_patterns:
+                self.ctx.report(where, "pattern", "only one pattern per string is enforced")
         if merged.unmatched and not merged.string:
             classes = key_classes(merged.unmatched, excluded)
             try:
@@ -176,6 +182,24 @@ class Compiler:
         if excluded and not merged.string and not merged.unmatched:
             return string_except(self.rules, excluded)
         return string_rule(self.rules, merged.string, path, gaps, formats=self.formats)
+
+    def _every_pattern(self, merged: Merged, excluded: list[Any]) -> str | None:
+        """Strings matching every pattern (and none that `not` excludes), from the key
+        automaton, which intersects patterns exactly; None when it cannot, or when lengths
+        or a format constrain the strings too (its expressions carry no length bound)."""
+        if set(merged.string) != {"pattern"}:
+            return None
+        patterns = [merged.string["pattern"]] + [p for _, p in merged.more_patterns]
+        classes = key_classes(patterns + merged.unmatched, excluded)
+        if classes is None:
+            return None
+        try:
+            found = classes.key_rule(self.rules, frozenset(range(len(patterns))))
+        except KeysTooLarge:
+            return None
+        if found is None:
+            raise Unsatisfiable(merged.path, "no string matches all of its patterns")
+        return found
 
     def _number(self, merged: Merged, excluded: list[Any]) -> str | None:
         """Integers, or all numbers, or (from `not` integer) numbers with a fraction."""

@@ -145,6 +145,8 @@ class Merged:
     string: dict[str, Any]
     path: str
     unmatched: list[str] = field(default_factory=list)  # patterns strings must not match
+    # (path, pattern) of the patterns past string["pattern"] that strings must match too
+    more_patterns: list[tuple[str, str]] = field(default_factory=list)
 
 
 def merge(ctx: Context, flat: list[Part]) -> Merged:
@@ -152,6 +154,7 @@ def merge(ctx: Context, flat: list[Part]) -> Merged:
     path = flat[0].path if flat else "$"
     types, values, excluded = set(ATOMS), None, []
     unmatched: list[str] = []
+    more_patterns: list[tuple[str, str]] = []
     number: dict[str, Any] = {}
     string: dict[str, Any] = {}
     for part in flat:
@@ -167,13 +170,15 @@ def merge(ctx: Context, flat: list[Part]) -> Merged:
             if isinstance(negated.get("pattern"), str):
                 unmatched.append(negated["pattern"])
         _merge_number(ctx, part, number)
-        _merge_string(ctx, part, string)
+        _merge_string(ctx, part, string, more_patterns)
     if values is not None and not values:
         raise Unsatisfiable(path, "the enum/const values of its parts have none in common")
     if not types:
         raise Unsatisfiable(path, "its `type` constraints have no type in common")
     types = _drop_contradicted(path, types, number, string)
-    return Merged(frozenset(types), values, excluded, number, string, path, unmatched)
+    return Merged(
+        frozenset(types), values, excluded, number, string, path, unmatched, more_patterns
+    )
 
 
 def _types_of(schema: dict[str, Any]) -> set[str]:
@@ -232,7 +237,9 @@ def _merge_number(ctx: Context, part: Part, number: dict[str, Any]) -> None:
             ctx.report(part.path, "multipleOf", "only one multipleOf per value is enforced")
 
 
-def _merge_string(ctx: Context, part: Part, string: dict[str, Any]) -> None:
+def _merge_string(
+    ctx: Context, part: Part, string: dict[str, Any], more_patterns: list[tuple[str, str]]
+) -> None:
     schema = part.schema
     for key, tighter in (("minLength", max), ("maxLength", min)):
         value = as_count(schema.get(key))
@@ -244,7 +251,12 @@ def _merge_string(ctx: Context, part: Part, string: dict[str, Any]) -> None:
             continue
         if key not in string:
             string[key] = value
-        elif string[key] != value:
+        elif string[key] == value:
+            continue
+        elif key == "pattern":  # the compiler intersects them where it can, or reports
+            if value not in (p for _, p in more_patterns):
+                more_patterns.append((part.path, value))
+        else:
             ctx.report(part.path, key, f"only one {key} per string is enforced")
 
 

@@ -214,6 +214,26 @@ def test_a_catch_all_key_pattern_leaves_its_keys_no_way_around_it(model):
     assert not accepts(model, schema, {"b-c": 1, "field_2": [1]})
 
 
+def test_patterns_of_several_parts_are_intersected(model):
+    schema = {
+        "allOf": [{"type": "string", "pattern": "^ab"}, {"pattern": "c$"}, {"pattern": 'x|"'}]
+    }
+    assert not compile_to_gbnf(schema).unenforced
+    assert accepts(model, schema, "abxc")
+    assert accepts(model, schema, 'ab"c')
+    for text in ("abc", "axc", "abx", "xabc"):
+        assert not accepts(model, schema, text), text
+    exclusive = {"type": ["string", "null"], "allOf": [{"pattern": "^a$"}, {"pattern": "^b"}]}
+    assert accepts(model, exclusive, None)
+    assert not accepts(model, exclusive, "a")
+
+
+def test_patterns_beside_a_length_are_reported_where_not_intersected():
+    schema = {"allOf": [{"type": "string", "pattern": "^a", "minLength": 2}, {"pattern": "b"}]}
+    gaps = compile_to_gbnf(schema).unenforced
+    assert [(u.path, u.keyword) for u in gaps] == [("$.allOf[1]", "pattern")]
+
+
 def test_not_pattern_and_if_on_a_pattern(model):
     schema = {"type": "string", "not": {"pattern": "^ *[cC]ontent/|\\.xnb *$"}}
     assert not compile_to_gbnf(schema).unenforced
