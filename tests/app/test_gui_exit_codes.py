@@ -14,11 +14,15 @@ from engine.settings import GenerationSettings
 
 @pytest.mark.slow
 def test_output_that_breaks_the_schema_exits_1(tmp_path: Path) -> None:
-    # The grammar allows only the one property, so the unenforced minProperties always fails.
+    # The converter's grammar (pinned) allows only the one property and skips minProperties,
+    # so the output always breaks it; our compiler refuses the schema as allowing no value.
     schema = json.loads((EXAMPLES / "currency.schema.json").read_text())
     schema["minProperties"] = 2
     path = tmp_path / "two.schema.json"
     path.write_text(json.dumps(schema))
+    store = settings_of(tmp_path)
+    store.set_generation_settings(GenerationSettings(compiler="llamacpp"))
+    store.sync()
     proc = run_gui(tmp_path, "--schema", str(path), *PROMPT, *AUTORUN)
     assert proc.returncode == 1, proc.stderr[-2000:]
 

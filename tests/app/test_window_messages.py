@@ -17,12 +17,22 @@ def shown_text(widget) -> str:
 
 
 def test_grammar_error_under_the_editor_reads_as_written(qtbot, window: MainWindow) -> None:
+    # The converter, pinned: its message has an apostrophe, which rich text could mangle.
+    window.settings_panel.compiler.setCurrentText("llamacpp")
     window.schema_editor.set_text('{"$ref": "#anchor"}')  # valid, but the converter refuses it
     with qtbot.waitSignal(window.sig_run_ended, timeout=RUN_TIMEOUT_MS):
         assert window.run()
     kind, message = window.last_error
     assert kind == "grammar" and "llama.cpp's" in message
     assert shown_text(window.schema_editor.message) == f"✗ Grammar error: {message}"
+    window.settings_panel.compiler.setCurrentText("maskscope")  # ours refuses it too
+    with qtbot.waitSignal(window.sig_run_ended, timeout=RUN_TIMEOUT_MS):
+        assert window.run()
+    assert window.last_error == (
+        "grammar",
+        "the reference #anchor names no anchor in the schema ($)",
+    )
+    assert shown_text(window.schema_editor.message) == f"✗ Grammar error: {window.last_error[1]}"
 
 
 def _record(n_valid: int, exact: bool = True) -> StepRecord:

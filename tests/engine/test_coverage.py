@@ -62,6 +62,10 @@ def test_unsupported_format_is_reported_and_defs_are_walked():
 
 
 def test_compiled_schema_carries_the_gaps():
-    compiled = compile_schema('{"type": "number", "multipleOf": 5}')
+    compiled = compile_schema('{"type": "number", "multipleOf": 5}', "llamacpp")
     assert [u.keyword for u in compiled.unenforced] == ["multipleOf"]
     assert "not enforced" in str(compiled.unenforced[0])
+    # Our compiler enforces multipleOf; a keyword it cannot enforce is carried the same way.
+    assert compile_schema('{"type": "number", "multipleOf": 5}', "maskscope").unenforced == ()
+    compiled = compile_schema('{"type": "string", "maxLength": 65535}', "maskscope")
+    assert [u.keyword for u in compiled.unenforced] == ["maxLength"]

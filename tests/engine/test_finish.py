@@ -32,8 +32,11 @@ def test_finish_reasons_are_told_apart(model: Model, person, backend: str) -> No
     assert by_grammar.valid and not model.is_eog(records[-1].token_id)
 
     # The model ends it: after the object a space is valid too, and the model prefers
-    # <eos> (0.73 against 0.27 after renormalising).
-    ex, compiled = person
+    # <eos> (0.73 against 0.27 after renormalising). The converter's grammar, pinned: it
+    # allows trailing whitespace after the `}`, where ours leaves only the end token (and so
+    # ends by GRAMMAR_COMPLETE, which would not tell the two reasons apart).
+    ex, _ = person
+    compiled = compile_schema(ex.schema_text, "llamacpp")
     records.clear()
     by_model = run_to_end(model, compiled, ex.prompt, _greedy(backend), records.append)
     assert by_model.finish_reason is FinishReason.END_OF_GENERATION
@@ -44,12 +47,21 @@ def test_finish_reasons_are_told_apart(model: Model, person, backend: str) -> No
 
 def test_a_grammar_that_allows_no_token_ends_the_run_with_an_error(model: Model) -> None:
     # llama.cpp never allows a token whose text is a NUL byte, so a string that must hold
-    # one has nowhere to go after its opening quote.
-    compiled = compile_schema(json.dumps({"type": "string", "pattern": "^\\x00$"}))
-    result = run_to_end(model, compiled, "JSON:", _greedy("llamacpp"))
+    # one has nowhere to go after its opening quote. The converter's grammar, pinned: it
+    # asks for the raw NUL byte.
+    schema = json.dumps({"type": "string", "pattern": "^\\x00$"})
+    result = run_to_end(model, compile_schema(schema, "llamacpp"), "JSON:", _greedy("llamacpp"))
     assert result.finish_reason is FinishReason.ERROR
     assert result.message == "the grammar allows no token at all here"
     assert result.text == '"' and not result.valid
+
+
+def test_our_compiler_writes_a_nul_as_its_json_escape(model: Model) -> None:
+    # Our grammar writes the NUL as \u0000, which JSON allows and tokens can spell.
+    schema = json.dumps({"type": "string", "pattern": "^\\x00$"})
+    result = run_to_end(model, compile_schema(schema, "maskscope"), "JSON:", _greedy("llamacpp"))
+    assert result.finish_reason is FinishReason.GRAMMAR_COMPLETE, result.message
+    assert result.text == '"\\u0000"' and result.valid
 
 
 @pytest.mark.slow
@@ -65,7 +77,9 @@ def test_output_that_parses_but_breaks_an_unenforced_keyword_is_invalid(
         "required": ["count"],
         "additionalProperties": False,
     }
-    compiled = compile_schema(json.dumps(schema))
+    # The converter's grammar, pinned: ours enforces the minimum.
+    assert compile_schema(json.dumps(schema), "maskscope").unenforced == ()
+    compiled = compile_schema(json.dumps(schema), "llamacpp")
     assert [u.keyword for u in compiled.unenforced] == ["minimum"]  # and the user is told
     result = run_to_end(model, compiled, "How many stars are there?\nJSON:", _greedy(backend))
     assert result.finish_reason in FINISHED, result.message

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.decode.loop import run_to_end
+from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
 from engine.schema.validate import unchecked_formats, validation_issues
 from engine.settings import GenerationSettings
@@ -37,8 +38,12 @@ def test_formats_are_checked(fmt: str, good: str, bad: str):
 
 
 def test_run_that_breaks_a_format_is_invalid(model):
-    # The grammar enforces the enum and not the format, so the output is always "nobody".
-    compiled = compile_schema('{"type": "string", "format": "email", "enum": ["nobody"]}')
+    # The converter's grammar (pinned) enforces the enum and not the format, so the output is
+    # always "nobody"; our compiler enforces both and refuses the schema as allowing no value.
+    schema = '{"type": "string", "format": "email", "enum": ["nobody"]}'
+    with pytest.raises(GrammarError, match="none of its enum/const values meets its other"):
+        compile_schema(schema, "maskscope")
+    compiled = compile_schema(schema, "llamacpp")
     settings = GenerationSettings(temperature=0.0, max_tokens=8)
     result = run_to_end(model, compiled, "The contact's email address as JSON:", settings)
     assert result.parsed == "nobody", result.text

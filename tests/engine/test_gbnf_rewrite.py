@@ -65,7 +65,7 @@ def test_schema_whose_names_differ_only_in_case_runs_on_llguidance(model):
         "required": ["t", "state"],
         "additionalProperties": False,
     }
-    compiled = compile_schema(json.dumps(schema))
+    compiled = compile_schema(json.dumps(schema), "llamacpp")  # the converter's GBNF
     names = [line.split(" ::= ")[0] for line in compiled.gbnf.splitlines() if " ::= " in line]
     assert "Tender" in names and "tender" in names  # the clash is real
     for backend in ("llguidance", "llamacpp"):
@@ -116,7 +116,7 @@ def test_max_length_65535_compiles_and_runs_on_both_backends(model):
         "required": ["label"],
         "additionalProperties": False,
     }
-    compiled = compile_schema(json.dumps(schema))
+    compiled = compile_schema(json.dumps(schema), "llamacpp")  # the converter's GBNF
     assert "char{0,65535}" in compiled.gbnf
     for backend in ("llguidance", "llamacpp"):
         settings = GenerationSettings(backend=backend, temperature=0.0, max_tokens=30)
@@ -128,7 +128,7 @@ def test_max_items_array_compiles_flat_and_runs_on_llguidance(model):
     # From MaskBench (WashingtonPost---wp_94): maxItems nested its separator-and-item
     # groups ~900 deep, and llguidance refused the grammar as "too deeply nested".
     schema = {"type": "array", "items": {"type": "integer"}, "maxItems": 300}
-    compiled = compile_schema(json.dumps(schema))
+    compiled = compile_schema(json.dumps(schema), "llamacpp")  # the converter's GBNF
     assert '(integer ("," space integer){0,299})?' in compiled.gbnf
     settings = GenerationSettings(temperature=0.0, max_tokens=30)
     result = run_to_end(model, compiled, "Three small numbers as a JSON array.\nJSON:", settings)

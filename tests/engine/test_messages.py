@@ -28,19 +28,34 @@ def test_unterminated_string_says_where_once():
     assert " at at " not in str(exc.value) and not str(exc.value).endswith(" at")
 
 
+REMOTE_REF = '{"$ref": "https://example.com/person.schema.json"}'
+REF_TO_NOTHING = '{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/b"}'
+
+
 def test_remote_ref_names_no_flag_that_does_not_exist():
+    # The converter's own message, which once named a flag Maskscope never had.
     with pytest.raises(GrammarError) as exc:
-        compile_schema('{"$ref": "https://example.com/person.schema.json"}')
+        compile_schema(REMOTE_REF, "llamacpp")
     message = str(exc.value)
     assert "--allow-fetch" not in message
     assert "https://example.com/person.schema.json" in message and "$defs" in message
 
 
-def test_ref_to_nothing_names_the_ref_not_the_whole_schema():
-    schema = '{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/b"}'
+def test_remote_ref_is_refused_by_our_compiler_by_name():
     with pytest.raises(GrammarError) as exc:
-        compile_schema(schema)
+        compile_schema(REMOTE_REF, "maskscope")
+    assert str(exc.value) == (
+        "remote references are not supported: https://example.com/person.schema.json (at $)"
+    )
+
+
+def test_ref_to_nothing_names_the_ref_not_the_whole_schema():
+    with pytest.raises(GrammarError) as exc:
+        compile_schema(REF_TO_NOTHING, "llamacpp")
     assert str(exc.value) == "$ref #/$defs/b points to nothing in this schema"
+    with pytest.raises(GrammarError) as exc:
+        compile_schema(REF_TO_NOTHING, "maskscope")
+    assert str(exc.value) == "the reference #/$defs/b points nowhere in the schema ($)"
 
 
 def test_non_gguf_file_shows_its_first_bytes_readably(tmp_path: Path):
