@@ -11,7 +11,7 @@ DEFAULT_BACKEND = "llguidance"
 # maskscope: Maskscope's own compiler; llamacpp: llama-cpp-python's converter; llguidance:
 # llguidance's own JSON Schema compiler, which only the llguidance backend can run.
 COMPILERS = ("maskscope", "llamacpp", "llguidance")
-DEFAULT_COMPILER = "llamacpp"
+DEFAULT_COMPILER = "maskscope"
 
 
 @dataclass(frozen=True, slots=True)
