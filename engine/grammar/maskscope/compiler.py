@@ -26,7 +26,7 @@ from engine.grammar.maskscope.normalize import (
     flatten,
     merge,
 )
-from engine.grammar.maskscope.numbers import integer_rule, number_rule
+from engine.grammar.maskscope.numbers import fraction_rule, integer_rule, number_rule
 from engine.grammar.maskscope.resolve import Part, Resolver
 from engine.grammar.maskscope.rules import Rules, alternatives, literal
 from engine.grammar.maskscope.strings import string_rule
@@ -216,6 +216,9 @@ class Compiler:
         if excluded:
             self.ctx.report(path, "not", "excluded number values are still allowed")
         if not whole:
+            found = fraction_rule(self.rules, merged.number, path, gaps)
+            if found is not None and not excluded:
+                return found
             self.ctx.report(path, "type", "non-integer numbers only: integers are allowed too")
         if fraction:
             return number_rule(self.rules, merged.number, path, gaps)

@@ -42,6 +42,39 @@ def number_rule(rules: Rules, node: Mapping[str, Any], path: str, gaps: list[Une
     return _rule(rules, node, path, gaps, fraction=True)
 
 
+def fraction_rule(
+    rules: Rules, node: Mapping[str, Any], path: str, gaps: list[Unenforced]
+) -> str | None:
+    """Numbers that are not integers (a `not` of integer, or a oneOf branch beside one),
+    within node's bounds and multipleOf; None when that is too large to write exactly."""
+    dfa = language(node, path, gaps, fraction=True)
+    if dfa is None:
+        return None
+    found = intersect(dfa, _NON_INTEGER)
+    if found is None:
+        return None
+    if found.empty:
+        raise Unsatisfiable(path, "no number with a fraction meets its bounds and multipleOf")
+    return to_gbnf(rules, found, "fraction")
+
+
+def _non_integer() -> Dfa:
+    r"""`-?(0|[1-9][0-9]*)\.[0-9]*[1-9]`: a fraction whose last digit is not 0."""
+    nonzero = {d: 3 for d in "123456789"}
+    edges = (
+        {"-": 1, "0": 2, **nonzero},
+        {"0": 2, **nonzero},
+        {".": 4},
+        {".": 4, "0": 3, **nonzero},
+        {"0": 4, **{d: 5 for d in "123456789"}},
+        {"0": 4, **{d: 5 for d in "123456789"}},
+    )
+    return Dfa(start=0, edges=edges, accepting=frozenset({5}))
+
+
+_NON_INTEGER = _non_integer()
+
+
 def _rule(
     rules: Rules, node: Mapping[str, Any], path: str, gaps: list[Unenforced], fraction: bool
 ) -> str:
