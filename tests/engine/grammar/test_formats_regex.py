@@ -70,6 +70,9 @@ def check_agreement(name: str, data: st.DataObject) -> None:
     # isoduration overflows or refuses exponents past Decimal's range; the grammar stops
     # at 5 digits.
     assume(not (name == "duration" and re.search("[eE][+-]?[0-9]{6}", text)))
+    # isoduration also takes a date part of bare separators (`P,T1M`, `-P,T.0S`, but not
+    # `P.T1M`); the grammar leaves that quirk out, so a model never writes it.
+    assume(not (name == "duration" and re.search("P[.,]+T", text)))
     try:
         theirs = CHECKER.conforms(text, name)
     except ArithmeticError:
@@ -92,7 +95,13 @@ def test_regex_agrees_with_the_checker(name: str, data: st.DataObject) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FORMATS))
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized, so that CI sees the same 1500 examples each run.
+@settings(
+    max_examples=1500,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_regex_agrees_with_the_checker_at_length(name: str, data: st.DataObject) -> None:
     check_agreement(name, data)
