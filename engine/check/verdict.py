@@ -119,16 +119,17 @@ def _beneath(
     node = schema
     parts = list(error.absolute_schema_path)[:-1]
     for i, part in enumerate(parts):
-        if isinstance(node, dict) and isinstance(part, str):
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
             found = [gap for gap, at in nodes if gap.keyword == part and at is node]
             if found:
                 return found[:1]
-            node = node.get(part, _NOWHERE)
+            node = node[part]
         elif isinstance(node, list) and isinstance(part, int) and part < len(node):
             node = node[part]
         else:
-            # jsonschema's path went through a $ref (it leaves no trace in the path): past
-            # it, a gap on one of the keywords still ahead matches on the keyword alone.
+            # jsonschema's path went through a $ref (it leaves no trace in the path, so the
+            # next part is not a key here): past it, a gap on one of the keywords still
+            # ahead matches on the keyword alone.
             ahead = {p for p in parts[i:] if isinstance(p, str)}
             found = [
                 gap

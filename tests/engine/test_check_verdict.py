@@ -90,3 +90,24 @@ def test_past_a_ref_check_cannot_follow_a_gap_matches_on_its_keyword():
     gap = Unenforced("$.$defs.list.items", "$dynamicRef", "not supported")
     assert _explained(schema, ["foo"], [gap]) == (gap,)
     assert _explained(schema, ["foo"], [Unenforced("$.$defs.list", "maxItems", "")]) == ()
+
+
+def test_a_gap_past_a_ref_explains_what_fails_beneath_it():
+    # jsonschema's path runs `$ref` -> `$dynamicRef` -> maxLength, but a `$ref` leaves no
+    # trace in it: the reported `$dynamicRef` is found by keyword past the root's `$ref`.
+    schema = {
+        "$id": "https://example.test/base",
+        "$ref": "other#/$defs/stuff",
+        "$defs": {
+            "other": {
+                "$id": "other",
+                "$defs": {
+                    "stuff": {"$dynamicRef": "#length"},
+                    "length": {"$dynamicAnchor": "length", "maxLength": 2},
+                },
+            }
+        },
+    }
+    gap = Unenforced("$.$defs.other.$defs.stuff", "$dynamicRef", "not supported")
+    assert _explained(schema, "hey", [gap]) == (gap,)
+    assert _explained(schema, "hey", []) == ()
