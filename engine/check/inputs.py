@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MaskscopeError
+from engine.files import read_text
 
 _LABELLED = frozenset({"data", "valid", "description"})
 
@@ -69,7 +70,7 @@ def _labelled(path: str, test: Any) -> Instance:
 def _read_instances(path: str) -> list[Instance]:
     """One JSON value a line, or a labelled `{"data", "valid"?, "description"?}` line."""
     found = []
-    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -85,15 +86,6 @@ def _read_instances(path: str) -> list[Instance]:
 
 def _read_json(path: str) -> Any:
     try:
-        return json.loads(_read_text(path))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise MaskscopeError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
-
-
-def _read_text(path: str) -> str:
-    try:
-        return Path(path).expanduser().read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MaskscopeError(f"file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MaskscopeError(f"cannot read {path}: {exc}") from None

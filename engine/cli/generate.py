@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from engine.cli.base import EXIT_INVALID, EXIT_VALID, read_text
+from engine.cli.base import EXIT_INVALID, EXIT_VALID
 from engine.errors import GrammarError, MaskscopeError
 from engine.examples import EXAMPLE_ORDER, Example, load_example
+from engine.files import read_text
 from engine.llama_build.verdict import ensure_build_runs
 from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
