@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.text_edit import use_monospace
 from app.theme import chart_colors
-from app.workbench.schema_editor import JsonHighlighter
+from app.workbench.code_editor import JsonHighlighter
 from engine.records import FinishReason, RunResult
 
 FLUSH_MS = 33  # streamed text is appended at most ~30 times a second
