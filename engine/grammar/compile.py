@@ -31,6 +31,8 @@ class CompiledSchema:
     unenforced: tuple[Unenforced, ...] = ()  # keywords the grammar skips: warn, don't fail
     compiler: str = DEFAULT_COMPILER
     llguidance_grammar: str | None = None
+    # Maskscope's compiler only: (JSON path, GBNF rule) pairs, for the grammar view.
+    rule_paths: tuple[tuple[str, str], ...] = ()
 
 
 def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchema:
@@ -41,10 +43,11 @@ def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchem
     if compiler == "llguidance":
         grammar, unenforced = compile_llguidance(schema)
         return CompiledSchema(schema, "", text, unenforced, compiler, llguidance_grammar=grammar)
+    rule_paths: tuple[tuple[str, str], ...] = ()
     if compiler == "maskscope":
         own = compile_to_gbnf(schema)
-        gbnf, unenforced = own.gbnf, own.unenforced
+        gbnf, unenforced, rule_paths = own.gbnf, own.unenforced, own.rule_paths
     else:
         gbnf, unenforced = schema_to_gbnf(schema), tuple(unenforced_keywords(schema))
     check_parses(gbnf)  # in a child process: a grammar that crashes llama.cpp costs only it
-    return CompiledSchema(schema, gbnf, text, unenforced, compiler)
+    return CompiledSchema(schema, gbnf, text, unenforced, compiler, rule_paths=rule_paths)

@@ -9,6 +9,7 @@ What the grammar cannot hold is reported as `Unenforced`, never silently dropped
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,7 @@ from engine.grammar.maskscope.strings import string_rule
 from engine.grammar.maskscope.values import json_text, number_except, string_except, values_rule
 from engine.grammar.report import Unenforced
 
+_DEFINED = re.compile(r"^([a-z0-9-]+) ::= ", re.MULTILINE)
 # Deeper than this (recursive schemas that never repeat the same conjunction), any value.
 MAX_DEPTH = 40
 
@@ -43,6 +45,8 @@ class OwnGrammar:
 
     gbnf: str
     unenforced: tuple[Unenforced, ...]
+    # (JSON path of a subschema, the rule holding its values), for the grammar view.
+    rule_paths: tuple[tuple[str, str], ...] = ()
 
 
 def compile_to_gbnf(schema: Any) -> OwnGrammar:
@@ -56,7 +60,10 @@ def compile_to_gbnf(schema: Any) -> OwnGrammar:
         raise GrammarError(f"the schema allows no value: {exc.reason} (at {exc.path})") from None
     except RecursionError:
         raise GrammarError("the schema nests too deeply to compile") from None
-    return OwnGrammar(compiler.rules.gbnf(root), tuple(dict.fromkeys(compiler.ctx.gaps)))
+    gbnf = compiler.rules.gbnf(root)
+    defined = set(_DEFINED.findall(gbnf))  # rules written but unreachable are left out
+    paths = tuple((path, rule) for path, rule in compiler.paths.items() if rule in defined)
+    return OwnGrammar(gbnf, tuple(dict.fromkeys(compiler.ctx.gaps)), paths)
 
 
 class Compiler:
@@ -71,6 +78,7 @@ class Compiler:
         self._unsatisfiable: dict[tuple[int, ...], Unsatisfiable] = {}
         self._pinned: list[list[Part]] = []  # keeps the ids in the keys above alive
         self._depth = 0
+        self.paths: dict[str, str] = {}  # JSON path -> the first rule written for it
         self.memo: dict[Any, Any] = {}  # what the type modules may reuse within this compilation
 
     def compile(self, parts: list[Part]) -> str:
@@ -82,7 +90,7 @@ class Compiler:
         if key in self._unsatisfiable:
             raise self._unsatisfiable[key]
         if key in self._named:
-            return self._named[key]
+            return self._name_paths([*parts, *flat], self._named[key])
         if self._depth >= MAX_DEPTH:
             self.ctx.report(flat[0].path, "$ref", "nested too deeply: any value is allowed here")
             return "json-value"
@@ -99,6 +107,12 @@ class Compiler:
         finally:
             self._depth -= 1
         self.rules.define(name, body)
+        return self._name_paths([*parts, *flat], name)
+
+    def _name_paths(self, parts: list[Part], name: str) -> str:
+        """Remember `name` as the rule of each part's path (a `$ref` site and its target)."""
+        for part in parts:
+            self.paths.setdefault(part.path, name)
         return name
 
     def _choose(self, flat: list[Part], choices: list[Choice]) -> str:
