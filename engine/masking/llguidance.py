@@ -74,6 +74,11 @@ def gbnf_to_lark(gbnf: str) -> str:
     return str(result["lark"])
 
 
+def lark_text(gbnf: str) -> str:
+    """The Lark grammar this backend runs for a GBNF (the grammar view shows the same)."""
+    return gbnf_to_lark(distinct_lark_names(gbnf))
+
+
 class LlguidanceBackend:
     name = "llguidance"
     cheap_full_mask = True
@@ -82,7 +87,7 @@ class LlguidanceBackend:
         self._n_vocab = model.n_vocab
         tok = tokenizer_for(model)
         grammar = compiled.llguidance_grammar or llguidance.LLMatcher.grammar_from_lark(
-            gbnf_to_lark(distinct_lark_names(compiled.gbnf))
+            lark_text(compiled.gbnf)
         )
         self._matcher = llguidance.LLMatcher(tok, grammar, log_level=0)
         if self._matcher.is_error():

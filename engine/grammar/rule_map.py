@@ -1,0 +1,230 @@
+"""Between a schema and its grammar text (engine/masking/grammar_text.py): where each rule
+is written, which subschema each rule holds, and which JSON path the schema text holds at a
+cursor. Qt-free; the grammar view (app/workbench/grammar_view.py) draws on it.
+
+Only Maskscope's compiler says which rule holds which subschema (`rule_paths`); for the
+other compilers the grammar is shown without a map.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from engine.grammar.compile import CompiledSchema
+from engine.grammar.maskscope.resolve import child_path
+from engine.grammar.rewrite import distinct_lark_names
+
+# Where a definition starts, per language: `name ::= ...` in GBNF, `name: ...` in Lark.
+_DEFINITION = {
+    "gbnf": re.compile(r"^([A-Za-z0-9_-]+) ::= ", re.MULTILINE),
+    "lark": re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): ", re.MULTILINE),
+}
+_NAME = {"gbnf": re.compile(r"[A-Za-z0-9_-]+"), "lark": re.compile(r"[A-Za-z0-9_]+")}
+# Literals, character classes and Lark regexes: names inside them are not references.
+_QUOTED = {
+    "gbnf": re.compile(r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]'),
+    "lark": re.compile(r'"(?:[^"\\]|\\.)*"|/(?:[^/\\]|\\.)*/'),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMap:
+    """Rules of one grammar text by name (as written in that text) and the subschemas they
+    hold. `owner` gives a rule that holds no subschema of its own (a key-value pair, an
+    object's members) the subschema of the one rule holding it, where that is unique."""
+
+    language: str
+    definitions: dict[str, tuple[int, int]]  # rule -> span of its definition in the text
+    rule_of_path: dict[str, str] = field(default_factory=dict)
+    path_of_rule: dict[str, str] = field(default_factory=dict)
+    owner: dict[str, str] = field(default_factory=dict)
+
+    def rule_at(self, text: str, offset: int) -> str | None:
+        """The rule named under `offset` (outside literals), else the one defined there."""
+        for name, (start, end) in self.definitions.items():
+            if start <= offset <= end:
+                body = _blank_quoted(text[start:end], self.language)
+                for m in _NAME[self.language].finditer(body):
+                    if m.start() <= offset - start <= m.end() and m.group() in self.definitions:
+                        return m.group()
+                return name
+        return None
+
+    def path_for_rule(self, rule: str) -> str | None:
+        """The subschema a rule holds, or the one its only holder holds."""
+        return self.path_of_rule.get(rule) or self.owner.get(rule)
+
+
+def rule_map(compiled: CompiledSchema, text: str, language: str) -> RuleMap:
+    """Where each rule of `text` (the compiled GBNF, or its Lark translation) is, and (for
+    Maskscope's compiler) what it holds; no rules for llguidance's "json" grammar."""
+    if language == "json":
+        return RuleMap("json", {})
+    definitions = _definitions(text, language)
+    shown = _shown_names(compiled.gbnf, language, definitions)
+    rule_of_path: dict[str, str] = {}
+    path_of_rule: dict[str, str] = {}
+    for path, rule in compiled.rule_paths:
+        name = shown.get(rule)
+        if name is not None:
+            rule_of_path.setdefault(path, name)
+            path_of_rule.setdefault(name, path)
+    owner = _owners(text, language, definitions, path_of_rule)
+    return RuleMap(language, definitions, rule_of_path, path_of_rule, owner)
+
+
+def _definitions(text: str, language: str) -> dict[str, tuple[int, int]]:
+    """Each rule's definition: from its name to the end of its last line (Lark writes
+    alternatives on lines of their own, and blank lines between some definitions)."""
+    starts = [(m.group(1), m.start()) for m in _DEFINITION[language].finditer(text)]
+    spans: dict[str, tuple[int, int]] = {}
+    for i, (name, start) in enumerate(starts):
+        end = starts[i + 1][1] if i + 1 < len(starts) else len(text)
+        spans.setdefault(name, (start, start + len(text[start:end].rstrip())))
+    return spans
+
+
+def _shown_names(gbnf: str, language: str, definitions: dict[str, tuple[int, int]]) -> dict:
+    """GBNF rule name -> its name in the shown text."""
+    names = _DEFINITION["gbnf"].findall(gbnf)
+    if language == "gbnf":
+        return {name: name for name in names if name in definitions}
+    # llguidance's translation: `root` becomes `start`, names are folded by _lark_key below,
+    # and rules it reads as lexemes are written in capitals. distinct_lark_names renames
+    # rules whose folded names would clash, one for one and in the same order.
+    renamed = _DEFINITION["gbnf"].findall(distinct_lark_names(gbnf))
+    by_key = {name.lower(): name for name in definitions}
+    shown = {}
+    for old, new in zip(names, renamed, strict=False):
+        found = by_key.get("start" if new == "root" else _lark_key(new))
+        if found is not None:
+            shown[old] = found
+    return shown
+
+
+def _lark_key(name: str) -> str:
+    """The name llguidance's GBNF->Lark translation gives a rule, up to letter case (as
+    engine/grammar/rewrite.py reckons it)."""
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name.replace("-", "_")).lower()
+
+
+def _blank_quoted(body: str, language: str) -> str:
+    """`body` with literals, classes and regexes blanked out, positions kept."""
+    return _QUOTED[language].sub(lambda m: " " * len(m.group()), body)
+
+
+def _owners(
+    text: str, language: str, definitions: dict[str, tuple[int, int]], holds: dict[str, str]
+) -> dict[str, str]:
+    """For each rule holding no subschema: the subschema of the rules that name it, when
+    they all hold the same one (`ws` and shared primitives get none)."""
+    named: dict[str, list[str]] = {}
+    for name, (start, end) in definitions.items():
+        head = _DEFINITION[language].match(text, start)
+        body = _blank_quoted(text[head.end() if head else start : end], language)
+        found = {m.group() for m in _NAME[language].finditer(body)}
+        named[name] = [n for n in found if n in definitions and n not in holds and n != name]
+    owners: dict[str, set[str]] = {}
+    todo = [(rule, path) for rule, path in holds.items()]
+    while todo:
+        rule, path = todo.pop()
+        for child in named.get(rule, ()):
+            seen = owners.setdefault(child, set())
+            if path not in seen and len(seen) < 2:  # two owners: ambiguous, stop there
+                seen.add(path)
+                todo.append((child, path))
+    return {rule: next(iter(paths)) for rule, paths in owners.items() if len(paths) == 1}
+
+
+# --- the schema text: which JSON path is where ----------------------------------------------
+# A minimal locator of our own (engine/workbench/locate.py, when it lands, may replace it).
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """Where one value sits in the schema text: its member (key through value), its key."""
+
+    start: int
+    end: int
+    key: tuple[int, int] | None
+    parent: str | None
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_SCALAR = re.compile(r"[^\s,\]}]+")
+
+
+def locate_paths(text: str) -> dict[str, Located]:
+    """Every value of the JSON text by its JSON path (`$.properties.currency`), in the
+    compiler's spelling; what a broken text leaves unread is simply absent."""
+    found: dict[str, Located] = {}
+    # A text that is not JSON (AttributeError: a regex that did not match): keep what was read.
+    with contextlib.suppress(IndexError, ValueError, AttributeError, RecursionError):
+        _value(text, _WS.match(text, 0).end(), "$", None, None, found)
+    return found
+
+
+def _value(
+    text: str,
+    pos: int,
+    path: str,
+    parent: str | None,
+    key: tuple[int, int] | None,
+    found: dict[str, Located],
+) -> int:
+    """Reads the value at `pos` (whitespace skipped), records it and its children, and
+    returns the position after it."""
+    start, opener = pos, text[pos]
+    if opener in "{[":
+        closer, index, pos = "}" if opener == "{" else "]", 0, pos + 1
+        while True:
+            pos = _WS.match(text, pos).end()
+            if text[pos] == closer:
+                break
+            if opener == "{":
+                name = _STRING.match(text, pos)
+                colon = _WS.match(text, name.end()).end()
+                if text[colon] != ":":
+                    raise ValueError("expected ':'")
+                child = child_path(path, json.loads(name.group()))
+                item_key: tuple[int, int] | None = (name.start(), name.end())
+                pos = _WS.match(text, colon + 1).end()
+            else:
+                child, item_key, index = child_path(path, index), None, index + 1
+            pos = _WS.match(text, _value(text, pos, child, path, item_key, found)).end()
+            if text[pos] == ",":
+                pos += 1
+            elif text[pos] != closer:
+                raise ValueError(f"expected ',' or {closer!r}")
+        end = pos + 1
+    else:
+        m = (_STRING if opener == '"' else _SCALAR).match(text, pos)
+        end = m.end()
+    found[path] = Located(key[0] if key else start, end, key, parent)
+    return end
+
+
+def path_at(located: dict[str, Located], offset: int) -> str | None:
+    """The innermost JSON path whose member holds `offset` (the end counts, so a cursor
+    just after a value still names it)."""
+    best: tuple[int, str] | None = None
+    for path, where in located.items():
+        if where.start <= offset <= where.end and (best is None or where.start > best[0]):
+            best = (where.start, path)
+    return best[1] if best else None
+
+
+def rule_for_path(rules: RuleMap, located: dict[str, Located], path: str | None) -> str | None:
+    """The rule holding the subschema at `path`, or the nearest enclosing one that has a rule
+    (a cursor on `enum` selects its property's rule)."""
+    while path is not None:
+        rule = rules.rule_of_path.get(path)
+        if rule is not None:
+            return rule
+        where = located.get(path)
+        path = where.parent if where else None
+    return None
