@@ -6,9 +6,10 @@ find) and the live check each live in one place.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QRegularExpression, QSize, Qt
+from PySide6.QtCore import QEvent, QRect, QRegularExpression, QSize, Qt
 from PySide6.QtGui import (
     QColor,
+    QHelpEvent,
     QPainter,
     QPaintEvent,
     QResizeEvent,
@@ -16,7 +17,7 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextDocument,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 from app.text_edit import use_monospace
 from app.theme import chart_colors, is_dark
@@ -70,6 +71,18 @@ class _LineNumberArea(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         self._editor.paint_line_numbers(event)
 
+    def event(self, event: QEvent) -> bool:
+        # A marked line's tooltip says what its problems are.
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            tip = self._editor.mark_tooltip_at(event.pos().y())
+            if tip:
+                QToolTip.showText(event.globalPos(), tip, self)
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().event(event)
+
 
 class CodeEditor(QPlainTextEdit):
     """QPlainTextEdit with a line-number gutter; the error line's number turns red."""
@@ -80,6 +93,8 @@ class CodeEditor(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._gutter = _LineNumberArea(self)
         self._error_line: int | None = None  # 1-based
+        # Problem markers, 1-based line -> (colour, tooltip): a dot left of the number.
+        self._marks: dict[int, tuple[QColor, str]] = {}
         self.blockCountChanged.connect(self._update_gutter_width)
         self.updateRequest.connect(self._update_gutter)
         self._update_gutter_width()
@@ -88,9 +103,32 @@ class CodeEditor(QPlainTextEdit):
         self._error_line = line
         self._gutter.update()
 
+    def set_line_marks(self, marks: dict[int, tuple[QColor, str]]) -> None:
+        self._marks = marks
+        self._gutter.update()
+
+    def line_marks(self) -> dict[int, tuple[QColor, str]]:
+        return dict(self._marks)
+
+    def mark_tooltip_at(self, y: int) -> str:
+        """The tooltip of the marker on the line at height y of the gutter, or ""."""
+        block = self.firstVisibleBlock()
+        while block.isValid():
+            geometry = self.blockBoundingGeometry(block).translated(self.contentOffset())
+            if geometry.top() <= y < geometry.bottom():
+                mark = self._marks.get(block.blockNumber() + 1)
+                return mark[1] if mark else ""
+            if geometry.top() > y:
+                break
+            block = block.next()
+        return ""
+
+    def _mark_width(self) -> int:
+        return self.fontMetrics().height() // 2 + 6
+
     def line_number_width(self) -> int:
         digits = max(2, len(str(self.blockCount())))
-        return 10 + self.fontMetrics().horizontalAdvance("9") * digits
+        return 10 + self._mark_width() + self.fontMetrics().horizontalAdvance("9") * digits
 
     def paint_line_numbers(self, event: QPaintEvent) -> None:
         painter = QPainter(self._gutter)
@@ -100,9 +138,15 @@ class CodeEditor(QPlainTextEdit):
         top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
         height = self.fontMetrics().height()
         error_color = chart_colors().bad
+        dot = self._mark_width() - 6
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         while block.isValid() and top <= event.rect().bottom():
             if block.isVisible():
                 number = block.blockNumber() + 1
+                if (mark := self._marks.get(number)) is not None:
+                    painter.setPen(Qt.PenStyle.NoPen)
+                    painter.setBrush(mark[0])
+                    painter.drawEllipse(3, top + (height - dot) // 2, dot, dot)
                 painter.setPen(
                     error_color if number == self._error_line else palette.placeholderText().color()
                 )
