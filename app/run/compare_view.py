@@ -92,9 +92,11 @@ class CompareView(QWidget):
         self.changed = QLabel(EMPTY, self)
         self.changed.setObjectName("compareChanged")
         self.changed.setWordWrap(True)
+        self.changed.setTextFormat(Qt.TextFormat.PlainText)  # token texts hold < and &
         self.divergence = QLabel("", self)
         self.divergence.setObjectName("compareDivergence")
         self.divergence.setWordWrap(True)
+        self.divergence.setTextFormat(Qt.TextFormat.PlainText)  # token texts hold < and &
         self.divergence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.copy_button = QToolButton(self)
         self.copy_button.setText("Copy diff")
@@ -121,13 +123,15 @@ class CompareView(QWidget):
         self.plot.setLabel("bottom", "step (from 1)")
         self.plot.setYRange(0, 1.05, padding=0)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
-        self._plot_legend = self.plot.addLegend(offset=(-10, 8), colCount=3)
-        self.before_curve = self.plot.plot([], [], name="previous run")
-        self.after_curve = self.plot.plot([], [], name="this run")
-        self.shift_marker = pg.ScatterPlotItem(symbol="o", size=9, name=f"moved > {MASS_SHIFT:g}")
+        # The legend is a label above the plot: inside it, it would cover the curves, which
+        # sit near 1 most of the time.
+        self.plot_legend = QLabel("", self)
+        self.before_curve = self.plot.plot([], [])
+        self.after_curve = self.plot.plot([], [])
+        self.shift_marker = pg.ScatterPlotItem(symbol="o", size=9)
         self.plot.addItem(self.shift_marker)
         self.divergence_line = pg.InfiniteLine(
-            angle=90, movable=False, label="first difference", labelOpts={"position": 0.1}
+            angle=90, movable=False, label="first difference", labelOpts={"position": 0.92}
         )
         self.plot.addItem(self.divergence_line)
         self.divergence_line.hide()
@@ -135,6 +139,7 @@ class CompareView(QWidget):
         self.shifts = QLabel("", self)
         self.shifts.setObjectName("compareShifts")
         self.shifts.setWordWrap(True)
+        self.shifts.setTextFormat(Qt.TextFormat.PlainText)  # token texts hold < and &
 
         header = QHBoxLayout()
         header.addWidget(QLabel("<b>Compared with the previous run</b>", self))
@@ -153,12 +158,15 @@ class CompareView(QWidget):
         bottom_layout = QVBoxLayout(bottom)
         bottom_layout.setContentsMargins(0, 0, 0, 0)
         bottom_layout.setSpacing(2)
+        bottom_layout.addWidget(QLabel("<b>Valid mass per step</b>", self))
+        bottom_layout.addWidget(self.plot_legend)
         bottom_layout.addWidget(self.plot, 1)
         bottom_layout.addWidget(self.shifts)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(top)
         splitter.addWidget(bottom)
         splitter.setChildrenCollapsible(False)
+        splitter.setSizes([1, 1])  # half and half: the diff is short, the plot needs height
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -172,10 +180,10 @@ class CompareView(QWidget):
         self.comparison = cmp = compare_runs(before, after)
         changed = ", ".join(cmp.changed_inputs) or "nothing (same schema, prompt and settings)"
         self.changed.setText(
-            f"Changed: {html.escape(changed)} · {len(before.records)} → {len(after.records)} tokens"
+            f"Changed: {changed} · {len(before.records)} → {len(after.records)} tokens"
         )
-        self.divergence.setText(html.escape(divergence_text(cmp.divergence, len(after.records))))
-        self.shifts.setText(html.escape(shifts_text(cmp)))
+        self.divergence.setText(divergence_text(cmp.divergence, len(after.records)))
+        self.shifts.setText(shifts_text(cmp))
         self.copy_button.setEnabled(True)
         self._show_diff()
         self._show_mass()
@@ -260,8 +268,13 @@ class CompareView(QWidget):
             axis = self.plot.getAxis(name)
             axis.setPen(colors.foreground)
             axis.setTextPen(colors.foreground)
-        self._plot_legend.setLabelTextColor(colors.foreground)
-        self._plot_legend.setBrush(_alpha(colors.background, 200))
+        self.plot_legend.setText(
+            f'<span style="color:{colors.mass_line.name()}">━━ this run</span> &nbsp; '
+            f'<span style="color:{colors.foreground.name()}">╍╍ previous run</span> &nbsp; '
+            f'<span style="color:{colors.warn.name()}">● valid mass moved by more than '
+            f"{MASS_SHIFT:g}</span> &nbsp; "
+            f'<span style="color:{colors.current_step.name()}">┆ first difference</span>'
+        )
         self.before_curve.setPen(
             pg.mkPen(_alpha(colors.foreground, 150), width=1.5, style=Qt.PenStyle.DashLine)
         )
