@@ -1,6 +1,7 @@
 """The main window: composes the views, owns the actions, and routes worker signals.
 
-Layout, left to right: schema editor over prompt | step charts | settings over output.
+Layout: dock panes (app/shell/panes.py), by default schema editor over prompt | step
+charts | settings over output.
 Nothing here touches the model; runs go through :class:`app.run.worker.RunController`.
 """
 
@@ -11,10 +12,11 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFileDialog,
     QMainWindow,
+    QMenu,
     QMessageBox,
-    QSplitter,
     QStyle,
     QToolBar,
     QVBoxLayout,
@@ -27,6 +29,8 @@ from app.run.output_view import OutputView, verdict
 from app.run.worker import ModelCache, RunController, RunRequest
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
+from app.shell.panes import PaneHost, scrolled
+from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
 from app.workbench.prompt_pane import PromptPane
 from app.workbench.schema_editor import SchemaEditor
@@ -40,6 +44,9 @@ from engine.settings import ModelSettings
 
 SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"
 RUN_FILTER = "Maskscope run (*.json);;All files (*)"
+PANES_KEY = "panes"
+CHART_SPLITTER_KEY = "chart_splitter"
+OLD_SPLITTER_KEYS = ("main_splitter", "left_splitter", "right_splitter")
 
 
 class MainWindow(QMainWindow):
@@ -83,32 +90,41 @@ class MainWindow(QMainWindow):
 
     # --- construction ----------------------------------------------------------------------
     def _build_layout(self) -> None:
-        self.left_splitter = QSplitter(Qt.Orientation.Vertical, self)
-        self.left_splitter.addWidget(self.schema_editor)
-        self.left_splitter.addWidget(self.prompt_pane)
-        self.left_splitter.setStretchFactor(0, 3)
-        self.left_splitter.setStretchFactor(1, 2)
-        self.right_splitter = QSplitter(Qt.Orientation.Vertical, self)
-        self.right_splitter.addWidget(self.settings_panel)
-        self.right_splitter.addWidget(self.output_view)
-        self.right_splitter.setStretchFactor(1, 1)
-        self.main_splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.main_splitter.addWidget(self.left_splitter)
-        self.main_splitter.addWidget(self.step_chart)
-        self.main_splitter.addWidget(self.right_splitter)
-        self.main_splitter.setStretchFactor(0, 3)
-        self.main_splitter.setStretchFactor(1, 5)
-        self.main_splitter.setStretchFactor(2, 3)
-        self.main_splitter.setSizes([480, 660, 360])
-        for splitter in (self.left_splitter, self.right_splitter, self.main_splitter):
-            splitter.setChildrenCollapsible(False)
+        self.panes = PaneHost(self)
+        self.view_menu = QMenu("&View", self)  # pane toggles first, then the view options
+        self._panes_end = self.view_menu.addSeparator()
+        self.settings_scroll = scrolled(self.settings_panel)  # shrinks in a small window
+        for name, title, widget, area in (
+            ("schema", "Schema", self.schema_editor, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("prompt", "Prompt", self.prompt_pane, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("chart", "Chart", self.step_chart, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("settings", "Settings", self.settings_scroll, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("output", "Output", self.output_view, Qt.DockWidgetArea.RightDockWidgetArea),
+        ):
+            self.add_pane(name, title, widget, area)
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(6, 6, 6, 0)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
         layout.addWidget(self.banner)
-        layout.addWidget(self.main_splitter, 1)
+        layout.addWidget(self.panes, 1)
         self.setCentralWidget(central)
-        self.resize(1500, 900)
+        fit_to_screen(self)
+
+    def add_pane(
+        self,
+        name: str,
+        title: str,
+        widget: QWidget,
+        area: Qt.DockWidgetArea,
+        tab_with: str | None = None,
+    ) -> QDockWidget:
+        """Add a dock pane, listed in View. By default a left pane is tabbed with the prompt
+        (under the schema editor) and a right one with the output; `tab_with` names another
+        pane to share tabs with."""
+        dock = self.panes.add_pane(name, title, widget, area, tab_with)
+        self.view_menu.insertAction(self._panes_end, dock.toggleViewAction())
+        return dock
 
     def _action(
         self, text: str, slot: object, shortcut: QKeySequence | str | None = None, tip: str = ""
@@ -205,7 +221,16 @@ class MainWindow(QMainWindow):
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
 
-        view_menu = menu.addMenu("&View")
+        menu.addMenu(self.view_menu)
+        view_menu = self.view_menu
+        view_menu.addAction(
+            self._action(
+                "Reset &layout",
+                self.panes.reset_layout,
+                tip="Put every pane back in its default place, and show the hidden ones",
+            )
+        )
+        view_menu.addSeparator()
         self.log_action = self._action(
             "&Log-scale valid mass",
             self.step_chart.set_log_scale,
@@ -258,24 +283,17 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if (state := s.geometry("window_state")) is not None:
             self.restoreState(state)
-        for key, splitter in self._splitters().items():
-            if (state := s.geometry(key)) is not None:
-                splitter.restoreState(state)
-
-    def _splitters(self) -> dict[str, QSplitter]:
-        return {
-            "main_splitter": self.main_splitter,
-            "left_splitter": self.left_splitter,
-            "right_splitter": self.right_splitter,
-            "chart_splitter": self.step_chart.splitter,
-        }
+        self.panes.restore_layout(s.geometry(PANES_KEY))
+        if (state := s.geometry(CHART_SPLITTER_KEY)) is not None:
+            self.step_chart.splitter.restoreState(state)
+        s.remove_geometry(*OLD_SPLITTER_KEYS)  # the columns are dock panes now
 
     def _save_state(self) -> None:
         s = self.store
         s.set_geometry("window", self.saveGeometry())
         s.set_geometry("window_state", self.saveState())
-        for key, splitter in self._splitters().items():
-            s.set_geometry(key, splitter.saveState())
+        s.set_geometry(PANES_KEY, self.panes.save_layout())
+        s.set_geometry(CHART_SPLITTER_KEY, self.step_chart.splitter.saveState())
         # The model settings were stored when the model loaded, and only then.
         s.set_generation_settings(self.settings_panel.generation_settings())
         texts = (self.schema_editor.text(), self.prompt_pane.text())

@@ -53,7 +53,7 @@ class SettingsPanel(QGroupBox):
     sig_model_changed = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Settings", parent)
+        super().__init__(parent)  # untitled: its pane's title bar says "Settings"
         self._model_base = ModelSettings()  # carries n_ctx/n_threads, which have no widget
         self._last_model: ModelSettings | None = None
 

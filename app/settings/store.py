@@ -30,6 +30,10 @@ class SettingsStore:
     def set_geometry(self, key: str, state: QByteArray) -> None:
         self._s.setValue(f"layout/{key}", state)
 
+    def remove_geometry(self, *keys: str) -> None:
+        for key in keys:
+            self._s.remove(f"layout/{key}")
+
     # --- recent files --------------------------------------------------------------------
     def recent_files(self) -> list[str]:
         return _str_list(self._s.value("files/recent"))

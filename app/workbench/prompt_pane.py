@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.text_edit import replace_all_undoable, use_monospace
 
@@ -23,7 +23,6 @@ class PromptPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
-        layout.addWidget(QLabel("<b>Prompt</b>", self))
         layout.addWidget(self.editor, 1)
 
     def text(self) -> str:

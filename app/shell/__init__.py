@@ -1,0 +1,1 @@
+"""The window's shell: its panes, menus, files, autosave and About box."""

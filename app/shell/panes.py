@@ -1,0 +1,185 @@
+"""The window's panes as dock widgets, on a dock host of their own.
+
+The host is a QMainWindow nested in the window's central widget, so that the error banner
+spans every pane above them, and the window keeps its menus, toolbar and status bar.
+Panes can be moved, tabbed, floated, hidden from the View menu and put back with
+"Reset layout"; their arrangement is saved with `save_state` and brought back by
+`restore_state`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QTabWidget, QWidget
+
+Area = Qt.DockWidgetArea
+LAYOUT_VERSION = 1  # bump when the default panes change: an older saved layout is dropped
+NARROW_WIDTH = 1100  # below this, three columns leave no column usable: two instead
+
+# Where a pane added with add_pane goes by default, by area: tabbed with the pane that
+# already sits there, so that an extra pane never takes room from the editor or the chart.
+TAB_WITH_BY_AREA = {Area.LeftDockWidgetArea: "prompt", Area.RightDockWidgetArea: "output"}
+
+
+@dataclass(slots=True)
+class Pane:
+    name: str
+    dock: QDockWidget
+    area: Area
+    tab_with: str | None  # the pane it shares tabs with in the default layout
+
+
+class PaneHost(QMainWindow):
+    """Holds the panes. The five core panes are laid out by name: schema, prompt, chart,
+    settings, output; any other pane is tabbed beside `tab_with` or put in its area."""
+
+    CORE = ("schema", "prompt", "chart", "settings", "output")
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("paneHost")
+        self.setWindowFlags(Qt.WindowType.Widget)  # a child widget, not a second window
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+        )
+        self.setDockNestingEnabled(True)
+        self.setTabPosition(Area.AllDockWidgetAreas, QTabWidget.TabPosition.North)
+        # Qt wants a central widget; a hidden one takes no room, so the docks fill the host.
+        placeholder = QWidget(self)
+        placeholder.hide()
+        self.setCentralWidget(placeholder)
+        self.panes: dict[str, Pane] = {}
+        self._restored = False  # restore_layout has run
+        self._saved_state: QByteArray | None = None  # the layout it restored, if any
+        self._sizes_pending = False
+
+    # --- panes -------------------------------------------------------------------------
+    def add_pane(
+        self, name: str, title: str, widget: QWidget, area: Area, tab_with: str | None = None
+    ) -> QDockWidget:
+        if name in self.panes:
+            raise ValueError(f"a pane named {name!r} exists already")
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"pane_{name}")  # saveState keys the layout by object name
+        if not isinstance(widget, QFrame):  # a frame would be drawn inside the margin
+            widget.setContentsMargins(6, 0, 6, 6)  # the dock itself has none
+        dock.setWidget(widget)
+        dock.toggleViewAction().setText(title)
+        dock.toggleViewAction().setStatusTip(f"Show or hide the {title} pane")
+        if tab_with is None and name not in self.CORE:
+            tab_with = TAB_WITH_BY_AREA.get(area)
+        pane = Pane(name, dock, area, tab_with)
+        self.panes[name] = pane
+        # Panes added before the layout is restored are placed by it. One added after
+        # takes its saved place if it had one, its default place otherwise.
+        if name not in self.CORE and self._restored and not self._restore_saved(dock):
+            self._place_extra(pane)
+        return dock
+
+    def dock(self, name: str) -> QDockWidget:
+        return self.panes[name].dock
+
+    def show_pane(self, name: str) -> None:
+        """Show a pane and bring its tab to the front."""
+        dock = self.dock(name)
+        dock.show()
+        dock.raise_()
+
+    # --- layout ------------------------------------------------------------------------
+    def reset_layout(self) -> None:
+        """The default arrangement, for the host's current width; every pane visible."""
+        for pane in self.panes.values():
+            self.removeDockWidget(pane.dock)
+        d = {name: self.panes[name].dock for name in self.CORE}
+        narrow = self.window().width() < NARROW_WIDTH
+        left, right = Area.LeftDockWidgetArea, Area.RightDockWidgetArea
+        self.addDockWidget(left, d["schema"])
+        self.splitDockWidget(d["schema"], d["prompt"], Qt.Orientation.Vertical)
+        self.addDockWidget(right, d["chart"])
+        if narrow:
+            # Two columns; stacked, the chart's two plots would get a few pixels each, so
+            # the chart, the output and the settings share the right column as tabs.
+            self.tabifyDockWidget(d["chart"], d["output"])
+            self.tabifyDockWidget(d["output"], d["settings"])
+        else:
+            self.addDockWidget(right, d["settings"])
+            self.splitDockWidget(d["chart"], d["settings"], Qt.Orientation.Horizontal)
+            self.splitDockWidget(d["settings"], d["output"], Qt.Orientation.Vertical)
+        for pane in self.panes.values():
+            pane.dock.setFloating(False)
+            pane.dock.show()
+            if pane.name not in self.CORE:
+                self._place_extra(pane)
+        for name in ("prompt", "output", "chart"):  # the tabs a new user needs first
+            d[name].raise_()
+        self._size_default(d, narrow)
+        # Before the first show Qt lays the docks out again from their size hints: the
+        # default sizes are set once more when the window shows.
+        self._sizes_pending = not self.isVisible()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._sizes_pending:
+            self._sizes_pending = False
+            QTimer.singleShot(0, self._apply_default_sizes)
+
+    def _apply_default_sizes(self) -> None:
+        d = {name: self.panes[name].dock for name in self.CORE}
+        self._size_default(d, self.window().width() < NARROW_WIDTH)
+
+    def _restore_saved(self, dock: QDockWidget) -> bool:
+        """Put a pane created after restore_layout where the saved layout had it."""
+        return self._saved_state is not None and self.restoreDockWidget(dock)
+
+    def _place_extra(self, pane: Pane) -> None:
+        anchor = self.panes.get(pane.tab_with) if pane.tab_with else None
+        if anchor is not None and anchor.dock.parent() is self:
+            self.tabifyDockWidget(anchor.dock, pane.dock)
+            anchor.dock.raise_()  # an added pane does not cover the one it joins
+        else:
+            self.addDockWidget(pane.area, pane.dock)
+
+    def _size_default(self, d: dict[str, QDockWidget], narrow: bool) -> None:
+        # The window, not the host: before the first show the host has no size of its own.
+        width, height = max(self.window().width(), 600), max(self.window().height() - 90, 400)
+
+        def split(docks: list[str], total: int, shares: list[int], how: Qt.Orientation) -> None:
+            sizes = [total * share // sum(shares) for share in shares]
+            self.resizeDocks([d[name] for name in docks], sizes, how)
+
+        across, down = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
+        if narrow:
+            split(["schema", "chart"], width, [1, 1], across)
+        else:
+            split(["schema", "chart", "settings"], width, [30, 43, 27], across)
+            form = d["settings"].widget().sizeHint().height() + 30  # + the title bar
+            self.resizeDocks([d["settings"], d["output"]], [form, height - form], down)
+        split(["schema", "prompt"], height, [3, 2], down)
+
+    def save_layout(self) -> QByteArray:
+        return self.saveState(LAYOUT_VERSION)
+
+    def restore_layout(self, state: QByteArray | None) -> bool:
+        """Bring back a saved layout; the default one when there is none or it is from an
+        older version. True when the saved one was used."""
+        self._restored = True
+        if state is not None and self.restoreState(state, LAYOUT_VERSION):
+            self._saved_state = state
+            return True
+        self.reset_layout()
+        return False
+
+
+def scrolled(widget: QWidget) -> QScrollArea:
+    """The widget in a frameless scroll area: its pane can then be made smaller than the
+    widget's own minimum size (a form of settings) without squeezing its neighbours."""
+    area = QScrollArea()
+    area.setWidget(widget)
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    return area

@@ -1,0 +1,115 @@
+"""The window's panes are docks: listed in View, hidden and shown, reset, remembered, and
+usable in a small window."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtWidgets import QDockWidget, QLabel
+
+from app.main_window import MainWindow
+from app.settings.store import SettingsStore
+from app.shell.window_size import default_size
+from tests.app.shell_window import open_window
+
+CORE = ("schema", "prompt", "chart", "settings", "output")
+LEFT, RIGHT = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+
+
+def _view_texts(window: MainWindow) -> list[str]:
+    return [a.text() for a in window.view_menu.actions()]
+
+
+def test_every_pane_is_a_dock_listed_in_view(qtbot, store, monkeypatch) -> None:
+    window = open_window(qtbot, store, monkeypatch)
+    for name in CORE:
+        dock = window.panes.dock(name)
+        assert isinstance(dock, QDockWidget) and dock.isVisible()
+        assert dock.toggleViewAction() in window.view_menu.actions()
+    assert window.panes.dock("schema").widget() is window.schema_editor
+    assert {"Schema", "Prompt", "Chart", "Settings", "Output", "Reset layout"} <= {
+        t.replace("&", "") for t in _view_texts(window)
+    }
+
+
+def test_view_menu_hides_a_pane_and_reset_brings_it_back(qtbot, store, monkeypatch) -> None:
+    window = open_window(qtbot, store, monkeypatch)
+    chart = window.panes.dock("chart")
+    chart.toggleViewAction().trigger()
+    assert not chart.isVisible()
+    chart.setFloating(True)
+    window.panes.reset_layout()
+    assert chart.isVisible() and not chart.isFloating()
+    assert window.panes.dockWidgetArea(chart) == RIGHT
+
+
+def test_added_panes_are_tabbed_beside_their_neighbours(qtbot, store, monkeypatch) -> None:
+    window = open_window(qtbot, store, monkeypatch)
+    problems = window.add_pane("problems", "Problems", QLabel("p"), LEFT)
+    compare = window.add_pane("compare", "Compare", QLabel("c"), RIGHT)
+    grammar = window.add_pane("grammar", "Grammar", QLabel("g"), LEFT, tab_with="schema")
+    host = window.panes
+    qtbot.wait(10)  # Qt lists a new tab once the event loop has run
+    assert problems in host.tabifiedDockWidgets(host.dock("prompt"))
+    assert compare in host.tabifiedDockWidgets(host.dock("output"))
+    assert grammar in host.tabifiedDockWidgets(host.dock("schema"))
+    assert problems.toggleViewAction() in window.view_menu.actions()
+    # Joining a tab group does not cover the pane already there.
+    assert not host.dock("prompt").visibleRegion().isEmpty()
+    host.reset_layout()  # the extra panes keep their default places
+    qtbot.wait(10)
+    qtbot.wait(10)
+    assert problems in host.tabifiedDockWidgets(host.dock("prompt"))
+
+
+def test_layout_is_remembered(qtbot, store: SettingsStore, monkeypatch) -> None:
+    store.set_geometry("main_splitter", b"old")  # from before the panes were docks
+    window = open_window(qtbot, store, monkeypatch)
+    window.panes.dock("settings").toggleViewAction().trigger()
+    window.close()
+    assert store.geometry("main_splitter") is None  # dropped, not left to rot
+    assert store.geometry("panes") is not None
+    again = open_window(qtbot, store, monkeypatch)
+    assert not again.panes.dock("settings").isVisible()
+    assert again.panes.dock("output").isVisible()
+
+
+def test_a_pane_added_after_restore_takes_its_saved_place(qtbot, store, monkeypatch) -> None:
+    window = open_window(qtbot, store, monkeypatch)
+    problems = window.add_pane("problems", "Problems", QLabel("p"), LEFT)
+    window.panes.addDockWidget(RIGHT, problems)  # the user moved it
+    window.close()
+    again = open_window(qtbot, store, monkeypatch)
+    moved = again.add_pane("problems", "Problems", QLabel("p"), LEFT)
+    assert again.panes.dockWidgetArea(moved) == RIGHT
+
+
+def test_small_window_keeps_every_part_usable(qtbot, store, monkeypatch) -> None:
+    window = open_window(qtbot, store, monkeypatch)
+    window.resize(800, 550)
+    window.panes.reset_layout()
+    qtbot.wait(50)  # the docks settle after the resize
+    editor = window.schema_editor.editor
+    assert editor.height() >= 120 and editor.width() >= 200
+    assert window.prompt_pane.editor.height() >= 80
+    assert window.step_chart.height() >= 250
+    # Settings, output and chart share the right column as tabs instead of squeezing it.
+    host = window.panes
+    assert host.dock("settings") in host.tabifiedDockWidgets(host.dock("chart"))
+    assert window.settings_scroll.widget() is window.settings_panel
+
+
+def test_wide_window_has_three_columns(qtbot, store, monkeypatch) -> None:
+    window = open_window(qtbot, store, monkeypatch)
+    window.resize(1500, 900)
+    window.panes.reset_layout()
+    qtbot.wait(50)
+    schema, chart, settings = (window.panes.dock(n) for n in ("schema", "chart", "settings"))
+    assert schema.geometry().right() < chart.geometry().left()
+    assert chart.geometry().right() < settings.geometry().left()
+    assert window.settings_panel.height() >= window.settings_panel.sizeHint().height() - 4
+
+
+def test_default_size_fits_the_screen() -> None:
+    assert default_size(QRect(0, 0, 2560, 1440)) == QSize(1500, 900)
+    small = default_size(QRect(0, 0, 1024, 600))
+    assert small.width() <= 1024 and small.height() <= 600
