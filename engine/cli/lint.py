@@ -1,0 +1,140 @@
+"""`maskscope lint`: what the window's problems list shows, for one schema file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from engine.cli.base import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID
+from engine.files import read_text
+from engine.settings import BACKENDS, COMPILERS, DEFAULT_BACKEND, DEFAULT_COMPILER, MAX_TOKENS
+
+if TYPE_CHECKING:
+    from engine.workbench.entries import Fix, Problem
+    from engine.workbench.problems import Report
+
+_WARNING_KINDS = ("unenforced", "overconstrained", "lint")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lint",
+        help="list a schema's problems: errors, unenforced keywords, over-constraint, lints",
+        description="Check a schema as the window's problems list does: JSON syntax, every "
+        "meta-schema error, whether the compiler's grammar runs on the backend, the keywords "
+        "it does not enforce (or over-enforces), and the lints. Exit 0 when the schema is "
+        "valid, 1 with --strict when anything is reported, 2 when it is invalid or unreadable.",
+    )
+    p.add_argument("schema", metavar="SCHEMA", help="a JSON Schema file")
+    p.add_argument("--compiler", choices=COMPILERS, default=DEFAULT_COMPILER)
+    p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
+    p.add_argument(
+        "--max-tokens",
+        type=MAX_TOKENS,
+        metavar="N",
+        help="warn when N is below the longest valid output (counted with the model's tokenizer)",
+    )
+    p.add_argument("--prompt-file", metavar="FILE", help="the prompt, for description-unseen")
+    p.add_argument("--model", metavar="GGUF", help="whose tokenizer counts the bound")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 on lints, unenforced or over-enforced keywords",
+    )
+    p.set_defaults(func=cmd_lint)
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from engine.workbench.problems import collect  # compilers and llguidance: only when used
+
+    text = read_text(args.schema, "schema")
+    prompt = read_text(args.prompt_file, "prompt") if args.prompt_file else ""
+    # The bound is printed, or compared with --max-tokens; --json alone has no use for it.
+    wanted = args.max_tokens is not None or not args.json
+    tokenize = _LazyVocab(args.model) if wanted else None
+    report = collect(
+        text, args.compiler, args.backend, max_tokens=args.max_tokens, prompt=prompt,
+        tokenize=tokenize,
+    )  # fmt: skip
+    if args.json:
+        print(json.dumps(report_json(report), ensure_ascii=False))
+    else:
+        print(_human(args.schema, args, report))
+    if report.errors() or report.compiled is None:
+        return EXIT_BAD_INPUT
+    if args.strict and any(p.kind in _WARNING_KINDS for p in report.problems):
+        return EXIT_INVALID
+    return EXIT_VALID
+
+
+class _LazyVocab:
+    """The model's tokenizer, its vocabulary read (a second or two) on the first call only:
+    the bound asks for tokens only where the grammar has a longest output."""
+
+    def __init__(self, model: str | None) -> None:
+        self.model = model
+        self._tokenize: Callable[[str], list[int]] | None = None
+
+    def __call__(self, text: str) -> list[int]:
+        if self._tokenize is None:
+            from engine.workbench.vocab import vocab_tokenizer
+
+            self._tokenize = vocab_tokenizer(self.model)
+        return self._tokenize(text)
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The issue's shape: problems, unenforced, overconstrained, lints."""
+    return {
+        "problems": [
+            _place(p, {"severity": p.severity, "message": p.message})
+            for p in report.problems
+            if p.kind not in _WARNING_KINDS
+        ],
+        "unenforced": [_gap(p) for p in report.unenforced()],
+        "overconstrained": [_gap(p) for p in report.overconstrained()],
+        "lints": [_lint(p) for p in report.lints()],
+    }
+
+
+def _place(problem: Problem, head: dict[str, Any]) -> dict[str, Any]:
+    return {**head, "path": problem.path, "line": problem.line, "column": problem.column}
+
+
+def _gap(problem: Problem) -> dict[str, Any]:
+    return {**_place(problem, {"keyword": problem.keyword}), "reason": problem.reason}
+
+
+def _lint(problem: Problem) -> dict[str, Any]:
+    out = _place(problem, {"id": problem.id, "message": problem.message})
+    if problem.fix is not None:
+        out["fix"] = _fix(problem.fix)
+    return out
+
+
+def _fix(fix: Fix) -> dict[str, Any]:
+    edits = [{"start": e.start, "end": e.end, "text": e.text} for e in fix.edits]
+    return {"label": fix.label, "target": fix.target, "edits": edits}
+
+
+def _human(name: str, args: argparse.Namespace, report: Report) -> str:
+    lines = []
+    for p in report.problems:
+        where = f"{name}:{p.line}:{p.column}" if p.line is not None else name
+        tag = f" [{p.id}]" if p.id else (f" [{p.kind}]" if p.kind != "lint" else "")
+        lines.append(f"{where}: {p.severity}: {p.message}{tag}")
+    pair = f"{args.compiler} on {args.backend}"
+    if report.runs:
+        took = f" in {report.compile_ms:.0f} ms" if report.compile_ms is not None else ""
+        bound = (
+            f"; longest valid output {report.output_bound} tokens"
+            if report.output_bound is not None
+            else "; the output has no length bound"
+        )
+        lines.append(f"✓ the grammar runs ({pair}), compiled{took}{bound}")
+    else:
+        lines.append(f"✗ the schema cannot run ({pair})")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The schema workbench, headless: every problem of a schema text, located, with lint fixes."""
