@@ -77,6 +77,12 @@ class SettingsStore:
     def set_log_scale(self, on: bool) -> None:
         self._s.setValue("view/log_scale", on)
 
+    def auto_rerun(self) -> bool:
+        return _to_bool(self._s.value("run/auto_rerun", False))
+
+    def set_auto_rerun(self, on: bool) -> None:
+        self._s.setValue("run/auto_rerun", on)
+
     def sync(self) -> None:
         self._s.sync()
 
