@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QSplitter,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -43,7 +42,7 @@ EMPTY = "No comparison yet: after your next run, this shows what changed since t
 def choice_words(choice: Choice | None, run: str) -> str:
     if choice is None:
         return f"nothing ({run} had ended)"
-    return f"“{choice.text}” ({run})"
+    return f"{choice.text!r} ({run})"
 
 
 def divergence_text(divergence: Divergence | None, n_steps: int) -> str:
@@ -112,27 +111,28 @@ class CompareView(QWidget):
             "the previous output only, green ones are new in this run"
         )
         use_monospace(self.diff)
+        self.diff.setMinimumHeight(60)
         self.legend = QLabel("", self)
 
         self.plot = pg.PlotWidget(self)
         self.plot.setObjectName("compareMassPlot")
+        self.plot.setMinimumHeight(120)
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=True, y=False)  # wheel zooms the steps of a long run
         self.plot.setLabel("left", "valid mass")
         self.plot.setLabel("bottom", "step (from 1)")
-        self.plot.setYRange(0, 1.05, padding=0)
+        self.plot.setYRange(0, 1.08, padding=0)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         # The legend is a label above the plot: inside it, it would cover the curves, which
         # sit near 1 most of the time.
         self.plot_legend = QLabel("", self)
+        self.plot_legend.setWordWrap(True)
         self.before_curve = self.plot.plot([], [])
         self.after_curve = self.plot.plot([], [])
         self.shift_marker = pg.ScatterPlotItem(symbol="o", size=9)
         self.plot.addItem(self.shift_marker)
-        self.divergence_line = pg.InfiniteLine(
-            angle=90, movable=False, label="first difference", labelOpts={"position": 0.92}
-        )
+        self.divergence_line = pg.InfiniteLine(angle=90, movable=False)  # named in the legend
         self.plot.addItem(self.divergence_line)
         self.divergence_line.hide()
         self.plot.scene().sigMouseMoved.connect(self._hover)
@@ -145,31 +145,20 @@ class CompareView(QWidget):
         header.addWidget(QLabel("<b>Compared with the previous run</b>", self))
         header.addStretch(1)
         header.addWidget(self.copy_button)
-        top = QWidget(self)
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.setSpacing(4)
-        top_layout.addLayout(header)
-        top_layout.addWidget(self.changed)
-        top_layout.addWidget(self.divergence)
-        top_layout.addWidget(self.diff, 1)
-        top_layout.addWidget(self.legend)
-        bottom = QWidget(self)
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.setSpacing(2)
-        bottom_layout.addWidget(QLabel("<b>Valid mass per step</b>", self))
-        bottom_layout.addWidget(self.plot_legend)
-        bottom_layout.addWidget(self.plot, 1)
-        bottom_layout.addWidget(self.shifts)
-        splitter = QSplitter(Qt.Orientation.Vertical, self)
-        splitter.addWidget(top)
-        splitter.addWidget(bottom)
-        splitter.setChildrenCollapsible(False)
-        splitter.setSizes([1, 1])  # half and half: the diff is short, the plot needs height
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        layout.setSpacing(4)
+        layout.addLayout(header)
+        layout.addWidget(self.changed)
+        layout.addWidget(self.divergence)
+        # Stretch 2:3, not a splitter: outputs are short, and the plot needs the height.
+        layout.addWidget(self.diff, 2)
+        layout.addWidget(self.legend)
+        layout.addSpacing(4)
+        layout.addWidget(QLabel("<b>Valid mass per step</b>", self))
+        layout.addWidget(self.plot_legend)
+        layout.addWidget(self.plot, 3)
+        layout.addWidget(self.shifts)
 
         self.apply_theme()
         QGuiApplication.styleHints().colorSchemeChanged.connect(self.apply_theme)
@@ -284,7 +273,6 @@ class CompareView(QWidget):
         self.divergence_line.setPen(
             pg.mkPen(colors.current_step, width=1.5, style=Qt.PenStyle.DashLine)
         )
-        self.divergence_line.label.setColor(colors.current_step)
         self._show_diff()
 
     def _hover(self, pos: QPointF) -> None:

@@ -77,8 +77,8 @@ def test_the_lines_and_the_plot(qtbot):
     assert view.changed.text() == EMPTY
     view.compare(BEFORE, AFTER)
     assert view.divergence.text() == (
-        "First different choice at step 2 (counting from 1): “USD” (the previous run) vs "
-        "“EUR” (this run)"
+        "First different choice at step 2 (counting from 1): 'USD' (the previous run) vs "
+        "'EUR' (this run)"
     )
     assert "schema" in view.changed.text() and "3 → 3 tokens" in view.changed.text()
     assert "at 1 step (2)" in view.shifts.text()
@@ -114,6 +114,6 @@ def test_copy_diff_puts_a_unified_diff_on_the_clipboard(qtbot):
 def test_divergence_where_a_run_had_ended():
     text = divergence_text(Divergence(4, Choice(9, "}", "}"), None), 4)
     assert text == (
-        "First different choice at step 5 (counting from 1): “}” (the previous run) vs "
+        "First different choice at step 5 (counting from 1): '}' (the previous run) vs "
         "nothing (this run had ended)"
     )
