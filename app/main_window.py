@@ -29,6 +29,7 @@ from app.run.output_view import OutputView, verdict
 from app.run.worker import ModelCache, RunController, RunRequest
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
+from app.shell.edit_menu import EditActions
 from app.shell.panes import PaneHost, scrolled
 from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
@@ -182,20 +183,14 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self._action("&Quit", self.close, QKeySequence.StandardKey.Quit))
 
-        edit_menu = menu.addMenu("&Edit")
-        editor = self.schema_editor.editor
-        self.undo_action = self._action(
-            "&Undo schema edit", editor.undo, QKeySequence.StandardKey.Undo
+        self.edit_actions = EditActions(
+            self,
+            menu.addMenu("&Edit"),
+            self.schema_editor,
+            self.prompt_pane,
+            lambda message: self.status.showMessage(message, 5000),
         )
-        self.redo_action = self._action(
-            "&Redo schema edit", editor.redo, QKeySequence.StandardKey.Redo
-        )
-        self.undo_action.setEnabled(False)
-        self.redo_action.setEnabled(False)
-        editor.undoAvailable.connect(self.undo_action.setEnabled)
-        editor.redoAvailable.connect(self.redo_action.setEnabled)
-        edit_menu.addAction(self.undo_action)
-        edit_menu.addAction(self.redo_action)
+        self.undo_action, self.redo_action = self.edit_actions.undo, self.edit_actions.redo
 
         examples_menu = menu.addMenu("E&xamples")
         self.example_actions: dict[str, QAction] = {}

@@ -6,21 +6,28 @@ find) and the live check each live in one place.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from PySide6.QtCore import QEvent, QRect, QRegularExpression, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QHelpEvent,
+    QKeyEvent,
     QPainter,
     QPaintEvent,
     QResizeEvent,
     QSyntaxHighlighter,
+    QTextBlock,
     QTextCharFormat,
+    QTextCursor,
     QTextDocument,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from app.text_edit import use_monospace
 from app.theme import chart_colors, is_dark
+from app.workbench import json_editing
+from app.workbench.find_bar import FindBar
 
 
 class JsonHighlighter(QSyntaxHighlighter):
@@ -98,6 +105,152 @@ class CodeEditor(QPlainTextEdit):
         self.blockCountChanged.connect(self._update_gutter_width)
         self.updateRequest.connect(self._update_gutter)
         self._update_gutter_width()
+        # Extra selections in two layers: the checks' markers (setExtraSelections, as
+        # before) and the bracket pair at the cursor, drawn over them.
+        self._marker_selections: list[QTextEdit.ExtraSelection] = []
+        self._bracket_selections: list[QTextEdit.ExtraSelection] = []
+        self.cursorPositionChanged.connect(self._match_brackets)
+        self.find_bar = FindBar(self)
+
+    # --- editing comfort: indent, brackets, find -------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key, mods = event.key(), event.modifiers()
+        plain = not mods & ~(Qt.KeyboardModifier.KeypadModifier | Qt.KeyboardModifier.ShiftModifier)
+        if plain and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not self.isReadOnly():
+            self._newline_with_indent()
+        elif plain and event.text() and event.text() in json_editing.CLOSERS:
+            self._type_closer(event.text())
+        elif key == Qt.Key.Key_Tab and plain and not mods & Qt.KeyboardModifier.ShiftModifier:
+            self._indent_lines(dedent=False)
+        elif key == Qt.Key.Key_Backtab:
+            self._indent_lines(dedent=True)
+        else:
+            super().keyPressEvent(event)
+
+    def _line_around_cursor(self) -> tuple[QTextCursor, str, str]:
+        cursor = self.textCursor()
+        text = cursor.block().text()
+        column = cursor.positionInBlock()
+        return cursor, text[:column], text[column:]
+
+    def _newline_with_indent(self) -> None:
+        cursor, before, after = self._line_around_cursor()
+        text, offset = json_editing.enter_text(before, after)
+        cursor.beginEditBlock()
+        cursor.removeSelectedText()
+        start = cursor.position()
+        cursor.insertText(text)
+        cursor.endEditBlock()
+        cursor.setPosition(start + offset)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+    def _type_closer(self, closer: str) -> None:
+        cursor, before, _ = self._line_around_cursor()
+        kept = None if cursor.hasSelection() else json_editing.dedented(before)
+        cursor.beginEditBlock()
+        if kept is not None:  # one level less, then the bracket
+            cursor.movePosition(QTextCursor.MoveOperation.StartOfBlock)
+            cursor.movePosition(
+                QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor, len(before)
+            )
+            cursor.insertText(kept)
+        cursor.insertText(closer)
+        cursor.endEditBlock()
+        self.setTextCursor(cursor)
+
+    def _indent_lines(self, dedent: bool) -> None:
+        """Tab inserts two spaces, or indents every selected line; Shift+Tab dedents."""
+        cursor = self.textCursor()
+        if not cursor.hasSelection() and not dedent:
+            cursor.insertText(json_editing.INDENT)
+            return
+        doc = self.document()
+        first = doc.findBlock(cursor.selectionStart())
+        last = doc.findBlock(max(cursor.selectionStart(), cursor.selectionEnd() - 1))
+        edit = QTextCursor(doc)
+        edit.beginEditBlock()
+        block = first
+        while block.isValid() and block.blockNumber() <= last.blockNumber():
+            edit.setPosition(block.position())
+            if not dedent:
+                edit.insertText(json_editing.INDENT)
+            else:
+                width = len(json_editing.leading_space(block.text())[: len(json_editing.INDENT)])
+                edit.movePosition(
+                    QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor, width
+                )
+                edit.removeSelectedText()
+            block = block.next()
+        edit.endEditBlock()
+
+    def _match_brackets(self) -> None:
+        """Mark the bracket at the cursor and its partner, or the lone bracket in red."""
+        self._bracket_selections = [self._bracket_mark(p, ok) for p, ok in self.bracket_pair()]
+        super().setExtraSelections(self._marker_selections + self._bracket_selections)
+
+    def bracket_pair(self) -> list[tuple[int, bool]]:
+        """Document positions of the bracket beside the cursor and its match, each with
+        whether it is matched; [] when no bracket is beside the cursor."""
+        cursor = self.textCursor()
+        block, column = cursor.block(), cursor.positionInBlock()
+        text = block.text()
+        at = {c: b for c, b in json_editing.brackets(text)}
+        # The bracket just before the cursor first (after typing it), then the one after.
+        for col in (column - 1, column):
+            if col in at:
+                char = at[col]
+                forward = char in json_editing.OPENERS
+                match = json_editing.find_match(
+                    self._lines_from(block, forward), col, char, forward
+                )
+                here = block.position() + col
+                if match is None:
+                    return [(here, False)]
+                number, match_col = match
+                there = self.document().findBlockByNumber(number).position() + match_col
+                return [(here, True), (there, True)]
+        return []
+
+    def _lines_from(self, block: QTextBlock, forward: bool) -> Iterator[tuple[int, str]]:
+        while block.isValid():
+            yield block.blockNumber(), block.text()
+            block = block.next() if forward else block.previous()
+
+    def _bracket_mark(self, position: int, matched: bool) -> QTextEdit.ExtraSelection:
+        mark = QTextEdit.ExtraSelection()
+        colors = chart_colors()
+        background = QColor(colors.ok if matched else colors.bad)
+        background.setAlpha(70)
+        mark.format.setBackground(background)
+        if not matched:
+            mark.format.setForeground(colors.bad)
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(position)
+        cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.KeepAnchor)
+        mark.cursor = cursor
+        return mark
+
+    def setExtraSelections(self, selections: list[QTextEdit.ExtraSelection]) -> None:
+        """The checks' markers; the bracket marks are kept beside them."""
+        self._marker_selections = list(selections)
+        super().setExtraSelections(self._marker_selections + self._bracket_selections)
+
+    def extraSelections(self) -> list[QTextEdit.ExtraSelection]:
+        """The checks' markers only, as set: the bracket marks are the editor's own."""
+        return list(self._marker_selections)
+
+    def bracket_selections(self) -> list[QTextEdit.ExtraSelection]:
+        return list(self._bracket_selections)
+
+    def open_find(self, replace: bool = False) -> None:
+        self.find_bar.open_bar(replace)
+        self._place_find_bar()
+
+    def _place_find_bar(self) -> None:
+        bar, view = self.find_bar, self.viewport().geometry()
+        width = min(bar.sizeHint().width(), view.width())
+        bar.setGeometry(view.right() - width - 2, view.top() + 2, width, bar.sizeHint().height())
 
     def set_error_line(self, line: int | None) -> None:
         self._error_line = line
@@ -165,6 +318,7 @@ class CodeEditor(QPlainTextEdit):
         super().resizeEvent(event)
         r = self.contentsRect()
         self._gutter.setGeometry(QRect(r.left(), r.top(), self.line_number_width(), r.height()))
+        self._place_find_bar()
 
     def _update_gutter_width(self) -> None:
         self.setViewportMargins(self.line_number_width(), 0, 0, 0)
