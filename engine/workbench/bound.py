@@ -30,10 +30,10 @@ INF = float("inf")
 _WS = frozenset(" \t\n\r")
 _TOKEN = re.compile(
     r"""(?P<space>\s+|\#[^\n]*)
-    |(?P<define>[A-Za-z][A-Za-z0-9_-]*)\s*::=
+    |(?P<define>[A-Za-z0-9_-]+)\s*::=
     |(?P<lit>"(?:\\.|[^"\\])*")
     |(?P<cls>\[(?:\\.|[^\]\\])*\])
-    |(?P<name>[A-Za-z][A-Za-z0-9_-]*)
+    |(?P<name>[A-Za-z0-9_-]+)
     |(?P<rep>\{\s*\d*\s*(?:,\s*\d*\s*)?\})
     |(?P<op>[()|?*+])""",
     re.VERBOSE | re.DOTALL,

@@ -68,7 +68,8 @@ def overconstrained_problems(compiled: CompiledSchema, spans: Spans) -> list[Pro
         return []
     out = []
     for parts, node in subschemas(compiled.schema):
-        if _UNREAD.intersection(keywords_on(parts)):
+        # allOf members are not objects of their own there: their properties are merged.
+        if _UNREAD.intersection(keywords_on(parts)) or parts[-2:-1] == ("allOf",):
             continue
         for keyword, reason in _closed(node):
             # At the keyword the converter read the object from (properties or allOf).
