@@ -1,6 +1,7 @@
 """Between a schema and its grammar text (engine/masking/grammar_text.py): where each rule
-is written, which subschema each rule holds, and which JSON path the schema text holds at a
-cursor. Qt-free; the grammar view (app/workbench/grammar_view.py) draws on it.
+is written, and which subschema (by JSON path, `$.properties.currency`) each rule holds.
+Qt-free; the grammar view (app/workbench/grammar_view.py) draws on it, with
+engine/workbench/locate.py for where each path is in the schema text.
 
 Only Maskscope's compiler says which rule holds which subschema (`rule_paths`); for the
 other compilers the grammar is shown without a map.
@@ -8,13 +9,10 @@ other compilers the grammar is shown without a map.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 from dataclasses import dataclass, field
 
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.maskscope.resolve import child_path
 from engine.grammar.rewrite import distinct_lark_names
 
 # Where a definition starts, per language: `name ::= ...` in GBNF, `name: ...` in Lark.
@@ -72,6 +70,9 @@ def rule_map(compiled: CompiledSchema, text: str, language: str) -> RuleMap:
         if name is not None:
             rule_of_path.setdefault(path, name)
             path_of_rule.setdefault(name, path)
+    root = shown.get("root")
+    if root is not None and rule_of_path:  # the grammar's start holds the whole schema
+        path_of_rule.setdefault(root, "$")
     owner = _owners(text, language, definitions, path_of_rule)
     return RuleMap(language, definitions, rule_of_path, path_of_rule, owner)
 
@@ -137,94 +138,3 @@ def _owners(
                 seen.add(path)
                 todo.append((child, path))
     return {rule: next(iter(paths)) for rule, paths in owners.items() if len(paths) == 1}
-
-
-# --- the schema text: which JSON path is where ----------------------------------------------
-# A minimal locator of our own (engine/workbench/locate.py, when it lands, may replace it).
-
-
-@dataclass(frozen=True, slots=True)
-class Located:
-    """Where one value sits in the schema text: its member (key through value), its key."""
-
-    start: int
-    end: int
-    key: tuple[int, int] | None
-    parent: str | None
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_SCALAR = re.compile(r"[^\s,\]}]+")
-
-
-def locate_paths(text: str) -> dict[str, Located]:
-    """Every value of the JSON text by its JSON path (`$.properties.currency`), in the
-    compiler's spelling; what a broken text leaves unread is simply absent."""
-    found: dict[str, Located] = {}
-    # A text that is not JSON (AttributeError: a regex that did not match): keep what was read.
-    with contextlib.suppress(IndexError, ValueError, AttributeError, RecursionError):
-        _value(text, _WS.match(text, 0).end(), "$", None, None, found)
-    return found
-
-
-def _value(
-    text: str,
-    pos: int,
-    path: str,
-    parent: str | None,
-    key: tuple[int, int] | None,
-    found: dict[str, Located],
-) -> int:
-    """Reads the value at `pos` (whitespace skipped), records it and its children, and
-    returns the position after it."""
-    start, opener = pos, text[pos]
-    if opener in "{[":
-        closer, index, pos = "}" if opener == "{" else "]", 0, pos + 1
-        while True:
-            pos = _WS.match(text, pos).end()
-            if text[pos] == closer:
-                break
-            if opener == "{":
-                name = _STRING.match(text, pos)
-                colon = _WS.match(text, name.end()).end()
-                if text[colon] != ":":
-                    raise ValueError("expected ':'")
-                child = child_path(path, json.loads(name.group()))
-                item_key: tuple[int, int] | None = (name.start(), name.end())
-                pos = _WS.match(text, colon + 1).end()
-            else:
-                child, item_key, index = child_path(path, index), None, index + 1
-            pos = _WS.match(text, _value(text, pos, child, path, item_key, found)).end()
-            if text[pos] == ",":
-                pos += 1
-            elif text[pos] != closer:
-                raise ValueError(f"expected ',' or {closer!r}")
-        end = pos + 1
-    else:
-        m = (_STRING if opener == '"' else _SCALAR).match(text, pos)
-        end = m.end()
-    found[path] = Located(key[0] if key else start, end, key, parent)
-    return end
-
-
-def path_at(located: dict[str, Located], offset: int) -> str | None:
-    """The innermost JSON path whose member holds `offset` (the end counts, so a cursor
-    just after a value still names it)."""
-    best: tuple[int, str] | None = None
-    for path, where in located.items():
-        if where.start <= offset <= where.end and (best is None or where.start > best[0]):
-            best = (where.start, path)
-    return best[1] if best else None
-
-
-def rule_for_path(rules: RuleMap, located: dict[str, Located], path: str | None) -> str | None:
-    """The rule holding the subschema at `path`, or the nearest enclosing one that has a rule
-    (a cursor on `enum` selects its property's rule)."""
-    while path is not None:
-        rule = rules.rule_of_path.get(path)
-        if rule is not None:
-            return rule
-        where = located.get(path)
-        path = where.parent if where else None
-    return None

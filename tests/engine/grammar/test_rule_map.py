@@ -9,7 +9,7 @@ import pytest
 
 from engine.examples import load_example
 from engine.grammar.compile import CompiledSchema, compile_schema
-from engine.grammar.rule_map import RuleMap, locate_paths, path_at, rule_for_path
+from engine.grammar.rule_map import RuleMap
 from engine.grammar.rule_map import rule_map as map_rules
 from engine.masking.grammar_text import Grammar, backend_grammar
 
@@ -59,20 +59,12 @@ def test_currency_both_ways(backend: str, name: str) -> None:
     rules = rule_map(c, grammar)
     assert rules.rule_of_path["$.properties.currency"] == name
     assert '"\\"USD\\""' in definition(grammar.text, rules, name)
-    # Schema -> grammar: the cursor on an enum member selects its property's rule.
-    located = locate_paths(c.text)
-    offset = c.text.index('"EUR"') + 2
-    assert path_at(located, offset) == "$.properties.currency.enum[1]"
-    assert rule_for_path(rules, located, path_at(located, offset)) == name
-    # Grammar -> schema: anywhere on the rule's line names the property, and its key (in
-    # `properties`, not the one in `required`) is what gets selected.
+    # Grammar -> schema: anywhere on the rule's lines names the property.
     _, end = rules.definitions[name]
     assert rules.rule_at(grammar.text, end - 1) == name
-    path = rules.path_for_rule(name)
-    assert path == "$.properties.currency"
-    key = located[path].key
-    assert key is not None and c.text[key[0] : key[1]] == '"currency"'
-    assert key[0] < c.text.index('"required"')
+    assert rules.path_for_rule(name) == "$.properties.currency"
+    root = "root" if backend == "llamacpp" else "start"
+    assert rules.path_for_rule(root) == "$"
 
 
 @pytest.mark.parametrize(
@@ -83,12 +75,9 @@ def test_invoice_both_ways(backend: str, quantity: str, item: str) -> None:
     c = compiled("invoice")
     grammar = backend_grammar(c, backend)
     rules = rule_map(c, grammar)
-    located = locate_paths(c.text)
     path = "$.properties.items.items.properties.quantity"
     assert rules.rule_of_path[path] == quantity
     assert definition(grammar.text, rules, quantity).startswith(quantity)
-    on_minimum = c.text.index('"minimum": 1') + 3
-    assert rule_for_path(rules, located, path_at(located, on_minimum)) == quantity
     # A name under the cursor wins over the rule defined on that line: the array's rule
     # names its item rule, which holds the line items' schema.
     array = "array"
@@ -146,21 +135,3 @@ def test_rule_paths_name_only_rules_in_the_grammar() -> None:
     c = compiled("invoice")
     defined = {line.split(" ::= ")[0] for line in c.gbnf.splitlines()}
     assert c.rule_paths and all(rule in defined for _, rule in c.rule_paths)
-
-
-def test_locate_paths_spells_paths_as_the_compiler_does() -> None:
-    text = '{"properties": {"a b": {"type": "string"}, "q\\"": {"items": [1, {"x": 2}]}}}'
-    located = locate_paths(text)
-    assert "$.properties['a b']" in located
-    key = located["$.properties['a b']"].key
-    assert key is not None and text[key[0] : key[1]] == '"a b"'
-    assert "$.properties['q\"'].items[1].x" in located
-    where = located["$.properties['q\"'].items[1]"]
-    assert text[where.start : where.end] == '{"x": 2}'
-    assert path_at(located, text.index("2}")) == "$.properties['q\"'].items[1].x"
-    assert located["$"].start == 0 and located["$"].end == len(text)
-
-
-def test_locate_paths_keeps_what_a_broken_text_had() -> None:
-    located = locate_paths('{"a": 1, "b": ')
-    assert "$.a" in located and "$" not in located
