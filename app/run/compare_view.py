@@ -257,12 +257,18 @@ class CompareView(QWidget):
             axis = self.plot.getAxis(name)
             axis.setPen(colors.foreground)
             axis.setTextPen(colors.foreground)
+        entries = (
+            (colors.mass_line, "━━ this run"),
+            (colors.foreground, "╍╍ previous run"),
+            (colors.warn, f"● valid mass moved by more than {MASS_SHIFT:g}"),
+            (colors.current_step, "┆ first difference"),
+        )
+        # Non-breaking inside an entry: a narrow pane wraps between entries only.
         self.plot_legend.setText(
-            f'<span style="color:{colors.mass_line.name()}">━━ this run</span> &nbsp; '
-            f'<span style="color:{colors.foreground.name()}">╍╍ previous run</span> &nbsp; '
-            f'<span style="color:{colors.warn.name()}">● valid mass moved by more than '
-            f"{MASS_SHIFT:g}</span> &nbsp; "
-            f'<span style="color:{colors.current_step.name()}">┆ first difference</span>'
+            " &nbsp; ".join(
+                f'<span style="color:{c.name()}">{t.replace(" ", "&nbsp;")}</span>'
+                for c, t in entries
+            )
         )
         self.before_curve.setPen(
             pg.mkPen(_alpha(colors.foreground, 150), width=1.5, style=Qt.PenStyle.DashLine)
