@@ -1,5 +1,6 @@
-"""A non-modal error strip above the work area: visible until dismissed or the next run,
-and never in the way of editing."""
+"""A non-modal error strip above the work area, for errors with no other home (model load,
+a native crash, file I/O): visible until dismissed, the next run, or its cause is gone.
+Schema and grammar errors never come here; they live in the Problems list."""
 
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ class ErrorBanner(QFrame):
         close.setAutoRaise(True)
         close.setToolTip("Dismiss")
         close.clicked.connect(self.hide)
+        self.cause = ""  # what the message is about ("model", "file"...), to clear it by
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         layout.addWidget(self.label, 1)
         layout.addWidget(close)
         self.hide()
 
-    def show_message(self, title: str, message: str) -> None:
+    def show_message(self, title: str, message: str, cause: str = "") -> None:
+        self.cause = cause
         bad = chart_colors().bad
         self.setStyleSheet(
             f"#errorBanner {{ background: {bad.name()}; border-radius: 4px; }}"
@@ -37,3 +40,8 @@ class ErrorBanner(QFrame):
         )
         self.label.setText(f"<b>{html.escape(title)}:</b> {html.escape(message)}")
         self.show()
+
+    def clear(self, cause: str) -> None:
+        """Hide the message if it is about `cause`, which is gone now."""
+        if self.cause == cause:
+            self.hide()

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from app.banner import ErrorBanner
 from app.chart.step_chart import StepChart
 from app.run.output_view import OutputView, verdict
+from app.run.routing import Routing
 from app.run.worker import ModelCache, RunController, RunRequest
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
@@ -35,7 +36,7 @@ from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
 from app.workbench.prompt_pane import PromptPane
 from app.workbench.schema_editor import SchemaEditor
-from engine.errors import GrammarError, MaskscopeError, SchemaInvalidError, SchemaSyntaxError
+from engine.errors import MaskscopeError
 from engine.examples import Example, examples
 from engine.model.llama import ModelInfo
 from engine.records import RunResult, StepRecord
@@ -103,6 +104,9 @@ class MainWindow(QMainWindow):
             ("output", "Output", self.output_view, Qt.DockWidgetArea.RightDockWidgetArea),
         ):
             self.add_pane(name, title, widget, area)
+        # Under the schema editor, tabbed with the prompt: every problem of the schema.
+        problems = self.schema_editor.problems_list
+        self.add_pane("problems", "Problems", problems, Qt.DockWidgetArea.LeftDockWidgetArea)
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -259,6 +263,7 @@ class MainWindow(QMainWindow):
         # The note under the schema is the chosen compiler's own report.
         self.settings_panel.compiler.currentTextChanged.connect(self.schema_editor.set_compiler)
         self.schema_editor.editor.document().modificationChanged.connect(self.setWindowModified)
+        self.routing = Routing(self)  # the live check's inputs; each message's one home
 
     def _restore(self) -> None:
         s = self.store
@@ -390,6 +395,7 @@ class MainWindow(QMainWindow):
         self._set_path(None)
         self.step_chart.clear()
         self.output_view.start_run()
+        self.routing.run_started()
         for record in run.records:
             self.step_chart.push(record)
             self.output_view.append_piece(record.token_piece)
@@ -447,10 +453,12 @@ class MainWindow(QMainWindow):
         self.last_result = None
         self.last_error = None
         schema_text = self.schema_editor.text()
+        if self.routing.refuse_run():
+            return False
         try:  # cheap local check: a bad schema is reported without waking the worker
             parse_schema(schema_text)
         except MaskscopeError as e:
-            self._on_error(e.kind, e.message)
+            self.routing.not_run(e.kind, e.message)  # the Problems list has every error
             return False
         model, generation = (
             self.settings_panel.model_settings(),
@@ -464,6 +472,7 @@ class MainWindow(QMainWindow):
         self.save_run_action.setEnabled(False)
         self.step_chart.clear()
         self.output_view.start_run()
+        self.routing.run_started()
         self.status.run_started(generation.max_tokens)
         self.controller.start(RunRequest(schema_text, self.prompt_pane.text(), model, generation))
         self._set_running(True)
@@ -488,6 +497,7 @@ class MainWindow(QMainWindow):
         if not self.controller.running:  # a preload: replace "Loading model…"
             self.status.showMessage(f"Model loaded: {info.name}", 5000)
         self.settings_panel.set_chat_template_available(info.has_chat_template)
+        self.routing.model_loaded(str(info.path))
 
     def _on_step(self, record: StepRecord) -> None:
         self._run_records.append(record)
@@ -499,29 +509,29 @@ class MainWindow(QMainWindow):
         self.last_result = result
         self.save_run_action.setEnabled(True)
         self.step_chart.redraw()  # draw the last step now, not on the next timer tick
-        self.output_view.show_result(result)
+        self.output_view.show_result(result, self.routing.violations(result, self._run_inputs[0]))
+        self.routing.finished()
         self.status.set_speed(result.tokens_per_s)
         self.status.showMessage(f"Finished: {verdict(result)[0]} · {result.n_tokens} tokens", 0)
 
     def _on_error(self, kind: str, message: str) -> None:
         self.last_error = (kind, message)
-        self._report(f"{kind[:1].upper()}{kind[1:]} error", message)
+        if self.routing.run_error(kind, message):  # a schema error: the Problems list's
+            return
+        self._report(f"{kind[:1].upper()}{kind[1:]} error", message, kind)
         self.output_view.show_error(kind, message)
-        if kind == GrammarError.kind:
-            self.schema_editor.show_error(f"Grammar error: {message}")
-        elif kind in (SchemaSyntaxError.kind, SchemaInvalidError.kind):
-            self.schema_editor.check_now()  # puts the marker on the offending line
 
     def _on_run_ended(self) -> None:
         self._set_running(False)
         self.status.run_ended()
         self.sig_run_ended.emit()
 
-    def _report(self, title: str, message: str) -> None:
-        """Errors go to the banner and the status bar, never to a modal box or a traceback."""
+    def _report(self, title: str, message: str, cause: str = "file") -> None:
+        """Errors with no other home go to the banner (only there), never to a modal box or
+        a traceback; `cause` lets the banner clear once that cause is gone."""
         self.last_report = f"{title}: {message}"
-        self.banner.show_message(title, message)
-        self.status.showMessage(f"{title}: {message}", 0)
+        self.banner.show_message(title, message, cause)
+        self.status.clearMessage()  # a worker state ("Compiling schema…") is over
 
     def _about(self) -> None:
         QMessageBox.about(

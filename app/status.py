@@ -32,6 +32,18 @@ class StatusBar(QStatusBar):
         self._max_tokens = 0
         self._first_step_at = 0.0
         self._steps = 0
+        self._error = ""  # the error message shown, cleared with its cause
+
+    def show_error(self, text: str) -> None:
+        """A message that stays until clear_error(), not until a timeout."""
+        self._error = text
+        self.showMessage(text, 0)
+
+    def clear_error(self) -> None:
+        """The error's cause is gone: take its message away, and no other."""
+        if self._error and self.currentMessage() == self._error:
+            self.clearMessage()
+        self._error = ""
 
     def set_model(self, info: ModelInfo) -> None:
         self.model_label.setText(f"model: {info.name}")

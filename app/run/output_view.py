@@ -1,21 +1,26 @@
 """What a run produced: the raw text (streamed live), the parsed JSON, and a verdict.
 
 The verdict badge distinguishes valid, invalid (with each JSON-path error listed),
-truncated at max_tokens, stopped by the user, and errors that prevented a run.
+truncated at max_tokens, stopped by the user, and errors that prevented a run. A result from
+an older schema, prompt or settings is marked out of date. An output value that breaks a
+keyword the grammar does not enforce is highlighted, and its row leads to that keyword's
+warning in the Problems list.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
-from PySide6.QtCore import QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
     QTabWidget,
+    QTextEdit,
     QToolButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -23,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.run.violations import Violation
 from app.text_edit import use_monospace
 from app.theme import chart_colors
 from app.workbench.code_editor import JsonHighlighter
@@ -31,11 +37,32 @@ from engine.records import FinishReason, RunResult
 FLUSH_MS = 33  # streamed text is appended at most ~30 times a second
 
 
+NOT_RUN_SCHEMA = 'not run: the schema has errors — <a href="problems">see Problems</a>'
+STALE_TIP = "Run again to update it."
+
+
 class OutputView(QWidget):
+    """Emits sig_show_problems() when its pointer to the Problems list is followed, and
+    sig_violation_selected(Violation) when a violation's row is picked."""
+
+    sig_show_problems = Signal()
+    sig_violation_selected = Signal(object)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.badge = QLabel("no run yet", self)
         self.badge.setObjectName("verdictBadge")
+        self.stale = QLabel("out of date", self)
+        self.stale.setObjectName("outputStale")
+        self.stale.setToolTip(STALE_TIP)
+        self.stale.setStyleSheet(f"color: {chart_colors().warn.name()}; font-style: italic;")
+        self.stale.hide()
+        self.not_run = QLabel("", self)
+        self.not_run.setObjectName("outputNotRun")
+        self.not_run.setTextFormat(Qt.TextFormat.RichText)
+        self.not_run.linkActivated.connect(lambda _link: self.sig_show_problems.emit())
+        self.not_run.hide()
+        self.violations: list[Violation] = []
         self.summary = QLabel("", self)
         self.summary.setObjectName("runSummary")
         self.summary.setWordWrap(True)  # a long summary must not widen the whole column
@@ -68,17 +95,21 @@ class OutputView(QWidget):
         self.issues.header().setStretchLastSection(True)
         self.issues.setMaximumHeight(140)
         self.issues.hide()
+        self.issues.itemClicked.connect(self._on_issue_clicked)
+        self.issues.itemActivated.connect(self._on_issue_clicked)
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("<b>Output</b>", self))
         top.addWidget(self.badge)
+        top.addWidget(self.stale)
         top.addStretch(1)
         top.addWidget(self.copy_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(top)
+        layout.addWidget(self.not_run)
         layout.addWidget(self.summary)
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.issues)
@@ -93,6 +124,13 @@ class OutputView(QWidget):
 
     # --- during a run ----------------------------------------------------------------------
     def start_run(self) -> None:
+        self._clear()
+        self.tabs.setCurrentWidget(self.raw)
+        self._set_badge("running…", "warn")
+
+    def _clear(self) -> None:
+        """Nothing of an earlier run stays: text, issues, highlights, notes."""
+        self._flush_timer.stop()
         self.result = None
         self._pending = ""
         self.raw.clear()
@@ -100,8 +138,32 @@ class OutputView(QWidget):
         self.issues.clear()
         self.issues.hide()
         self.summary.setText("")
-        self.tabs.setCurrentWidget(self.raw)
-        self._set_badge("running…", "warn")
+        self.violations = []
+        self.not_run.hide()
+        self.set_stale(False)
+
+    def set_stale(self, stale: bool, reason: str = "") -> None:
+        """Mark what is shown as made from an older schema, prompt or settings."""
+        self.stale.setVisible(stale and self.result is not None)
+        self.stale.setToolTip(f"{reason} {STALE_TIP}".strip())
+
+    def is_stale(self) -> bool:
+        return self.stale.isVisibleTo(self)
+
+    def show_not_run(self, html_text: str = NOT_RUN_SCHEMA) -> None:
+        """Run was refused because the schema has errors: they live in the Problems list;
+        this is only the pointer there."""
+        self._clear()
+        self.not_run.setStyleSheet(f"color: {chart_colors().bad.name()};")
+        self.not_run.setText(html_text)
+        self.not_run.show()
+        self._set_badge("not run", None)
+
+    def clear_not_run(self) -> None:
+        """The errors that kept the run from starting are gone."""
+        if self.not_run.isVisibleTo(self):
+            self.not_run.hide()
+            self._set_badge("no run yet", None)
 
     def append_piece(self, piece: str) -> None:
         self._pending += piece
@@ -109,7 +171,9 @@ class OutputView(QWidget):
             self._flush_timer.start()
 
     # --- after a run -----------------------------------------------------------------------
-    def show_result(self, result: RunResult) -> None:
+    def show_result(self, result: RunResult, violations: Sequence[Violation] = ()) -> None:
+        """Show a finished run; `violations` (its validation errors, located and tied to
+        their warnings) replace the plain list of result.errors when given."""
         self._flush_timer.stop()
         self._pending = ""
         self.result = result
@@ -117,7 +181,7 @@ class OutputView(QWidget):
         if result.parse_error is None and result.text.strip():
             self.pretty.setPlainText(json.dumps(result.parsed, indent=2, ensure_ascii=False))
         self.summary.setText(_summary(result))
-        rows = [(e.path, e.message) for e in result.errors]
+        rows = [] if violations else [(e.path, e.message) for e in result.errors]
         if result.parse_error:
             rows.insert(0, ("(whole output)", f"not JSON: {result.parse_error}"))
         if result.finish_reason is FinishReason.ERROR and result.message:
@@ -125,19 +189,82 @@ class OutputView(QWidget):
         if result.unchecked_note:
             rows.append(("(not checked)", result.unchecked_note))
         self._show_issues(rows)
+        if violations:
+            self.show_violations(violations)
 
         self._set_badge(*verdict(result))
         if result.valid:
             self.tabs.setCurrentWidget(self.pretty)
 
     def show_error(self, kind: str, message: str) -> None:
-        """A job failed before producing a result (bad schema, grammar, model...)."""
-        self._flush_timer.stop()
-        self._flush()
-        self.result = None
-        self.summary.setText("")
+        """A job failed before producing a result (model, engine...): the previous run's
+        output must not stay, as if this run had made it."""
+        self._clear()
         self._show_issues([(kind, message)])
         self._set_badge(f"✗ {kind} error", "bad")
+
+    def show_violations(self, violations: Sequence[Violation]) -> None:
+        """List the output's validation errors by place, highlight each located one in the
+        raw text; those the grammar was said not to enforce name their warning."""
+        self.violations = list(violations)
+        for i, v in enumerate(self.violations):
+            note = " — not enforced by the grammar: see its warning" if v.warning else ""
+            item = QTreeWidgetItem([v.path, f"{v.message}{note}"])
+            item.setToolTip(1, f"{v.message}\n(keyword `{v.keyword}` at {v.schema_path})")
+            item.setData(0, Qt.ItemDataRole.UserRole, i)
+            self.issues.addTopLevelItem(item)
+        if self.violations:
+            self.issues.show()
+        self._highlight()
+
+    def select_violations_of(self, warning: object) -> bool:
+        """Select the rows (and the text) of the violations tied to this warning."""
+        rows = {i for i, v in enumerate(self.violations) if v.warning == warning}
+        self.issues.clearSelection()
+        for n in range(self.issues.topLevelItemCount()):
+            item = self.issues.topLevelItem(n)
+            item.setSelected(item.data(0, Qt.ItemDataRole.UserRole) in rows)
+        if rows:
+            self._select_span(self.violations[min(rows)])
+        return bool(rows)
+
+    def _highlight(self) -> None:
+        colors = chart_colors()
+        selections = []
+        for v in self.violations:
+            if v.span is None:
+                continue
+            color = QColor(colors.warn if v.warning is not None else colors.bad)
+            selection = QTextEdit.ExtraSelection()
+            selection.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+            selection.format.setUnderlineColor(color)
+            background = QColor(color)
+            background.setAlpha(50)
+            selection.format.setBackground(background)
+            selection.format.setToolTip(v.message)
+            selection.cursor = self._span_cursor(v.span)
+            selections.append(selection)
+        self.raw.setExtraSelections(selections)
+
+    def _span_cursor(self, span: tuple[int, int]) -> QTextCursor:
+        text = self.raw.toPlainText()
+        cursor = QTextCursor(self.raw.document())
+        cursor.setPosition(_qt_offset(text, span[0]))
+        cursor.setPosition(_qt_offset(text, span[1]), QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def _select_span(self, violation: Violation) -> None:
+        if violation.span is not None:
+            self.tabs.setCurrentWidget(self.raw)
+            self.raw.setTextCursor(self._span_cursor(violation.span))
+
+    def _on_issue_clicked(self, item: QTreeWidgetItem) -> None:
+        index = item.data(0, Qt.ItemDataRole.UserRole)
+        if index is None or index >= len(self.violations):
+            return
+        violation = self.violations[index]
+        self._select_span(violation)
+        self.sig_violation_selected.emit(violation)
 
     def copy_output(self) -> None:
         text = self.pretty.toPlainText() or self.raw.toPlainText()
@@ -169,6 +296,11 @@ class OutputView(QWidget):
             cursor.insertText(self._pending)
             self._pending = ""
             self.raw.ensureCursorVisible()
+
+
+def _qt_offset(text: str, offset: int) -> int:
+    """A Python character offset as a QTextDocument position (UTF-16 code units)."""
+    return len(text[: max(0, offset)].encode("utf-16-le")) // 2
 
 
 def verdict(result: RunResult) -> tuple[str, str]:

@@ -13,12 +13,14 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QSpinBox,
     QToolButton,
     QWidget,
 )
 
+from app.theme import chart_colors
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -48,9 +50,11 @@ OTHER_BACKEND = "the other backend"
 
 class SettingsPanel(QGroupBox):
     """Emits sig_model_changed(ModelSettings) when the model file or GPU layers change,
-    so the window can load the new model before the next run."""
+    so the window can load the new model before the next run, and sig_generation_changed()
+    when any generation setting changes (results made before it are then out of date)."""
 
     sig_model_changed = Signal(object)
+    sig_generation_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)  # untitled: its pane's title bar says "Settings"
@@ -120,6 +124,17 @@ class SettingsPanel(QGroupBox):
             "as truncated and never counts as valid."
         )
 
+        # The longest valid output of a bounded schema, in tokens (the `unbounded` lint's
+        # bound), beside the setting it should not exceed.
+        self.output_bound: int | None = None
+        self.bound_label = QLabel("", self)
+        self.bound_label.setObjectName("outputBound")
+        max_tokens_row = QHBoxLayout()
+        max_tokens_row.setContentsMargins(0, 0, 0, 0)
+        max_tokens_row.addWidget(self.max_tokens, 1)
+        max_tokens_row.addWidget(self.bound_label)
+        self.max_tokens.valueChanged.connect(self._show_bound)
+
         self.top_k = QSpinBox(self)
         _set_range(self.top_k, TOP_K)
         self.top_k.setToolTip(
@@ -160,7 +175,7 @@ class SettingsPanel(QGroupBox):
         form.addRow("Backend:", self.backend)
         form.addRow("Temperature:", self.temperature)
         form.addRow("Seed:", self.seed)
-        form.addRow("Max tokens:", self.max_tokens)
+        form.addRow("Max tokens:", max_tokens_row)
         form.addRow("Top-K shown:", self.top_k)
         form.addRow(self.exact_mask)
         form.addRow(self.cross_check, self.cross_check_with)
@@ -169,6 +184,13 @@ class SettingsPanel(QGroupBox):
         self.backend.currentTextChanged.connect(self._update_enabled)
         self.compiler.currentTextChanged.connect(self._update_enabled)
         self.cross_check.toggled.connect(self._update_enabled)
+        for box in (self.max_tokens, self.seed, self.top_k):
+            box.valueChanged.connect(self.sig_generation_changed)
+        self.temperature.valueChanged.connect(self.sig_generation_changed)
+        for combo in (self.compiler, self.backend, self.cross_check_with):
+            combo.currentIndexChanged.connect(self.sig_generation_changed)
+        for check in (self.exact_mask, self.cross_check, self.chat_template):
+            check.toggled.connect(self.sig_generation_changed)
         self.model_path.editingFinished.connect(self._emit_if_model_changed)
         self.gpu_layers.editingFinished.connect(self._emit_if_model_changed)
         self.set_settings(ModelSettings(), GenerationSettings())
@@ -228,6 +250,36 @@ class SettingsPanel(QGroupBox):
         )
         if path:
             self.set_model_path(path)
+
+    def set_output_bound(self, bound: int | None) -> None:
+        """The longest valid output in tokens, None when the schema has none (or no check
+        has counted it yet)."""
+        self.output_bound = bound
+        self._show_bound()
+
+    def bound_exceeded(self) -> bool:
+        return self.output_bound is not None and self.max_tokens.value() < self.output_bound
+
+    def _show_bound(self) -> None:
+        bound = self.output_bound
+        if bound is None:
+            self.bound_label.setText("")
+            self.bound_label.setToolTip("")
+            return
+        if self.bound_exceeded():
+            self.bound_label.setText(f"⚠ needs {bound}")
+            self.bound_label.setStyleSheet(f"color: {chart_colors().warn.name()};")
+            self.bound_label.setToolTip(
+                f"The longest valid output takes {bound} tokens: with Max tokens at "
+                f"{self.max_tokens.value()} a run may be cut off before the JSON closes."
+            )
+        else:
+            self.bound_label.setText(f"≤ {bound} needed")
+            self.bound_label.setStyleSheet("color: palette(placeholder-text);")
+            self.bound_label.setToolTip(
+                f"The longest valid output takes {bound} tokens (counted with the model's "
+                "tokenizer): Max tokens covers it."
+            )
 
     def set_chat_template_available(self, available: bool) -> None:
         self.chat_template.setEnabled(available)

@@ -1,10 +1,11 @@
-"""JSON-Schema editor: monospace text, line numbers, JSON colours and a live error marker.
+"""JSON-Schema editor with a live check: every problem located, before any run.
 
-The schema is re-checked with ``engine.schema.parse.parse_schema`` 300 ms after the last
-keystroke. An error only decorates the text (ExtraSelections) and fills the label under
-it; editing is never blocked. A valid schema is then compiled with the chosen compiler on a
-helper thread (llama.cpp's check of a new grammar runs in a child process and can take
-seconds), and the label says what that compiler's grammar does not enforce.
+300 ms after the last keystroke (or a change of compiler, backend, Max tokens or prompt) the
+text goes to ``engine.workbench.problems.collect`` on a helper thread: JSON syntax, every
+meta-schema error, the selected compiler's grammar on the selected backend (so that ✓ means
+"this will run"), unenforced keywords and lints. The GUI thread only reads the text and shows
+the report: the Problems list, gutter markers, underlines, and a one-line summary under the
+editor that points at the list. Typing is never blocked.
 """
 
 from __future__ import annotations
@@ -13,52 +14,84 @@ import contextlib
 import html
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QColor,
-    QTextCharFormat,
-    QTextCursor,
-    QTextFormat,
-)
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
 from app.text_edit import replace_all_undoable
 from app.theme import chart_colors
 from app.workbench.code_editor import CodeEditor, JsonHighlighter
-from engine.errors import GrammarError, MaskscopeError, SchemaInvalidError, SchemaSyntaxError
-from engine.grammar.compile import compile_schema
-from engine.grammar.report import Unenforced
-from engine.schema.parse import parse_schema
-from engine.settings import DEFAULT_COMPILER
+from app.workbench.problems_list import (
+    SEVERITY_RANK,
+    ProblemsList,
+    qt_length,
+    severity_color,
+    summary,
+)
+from engine.errors import MaskscopeError
+from engine.settings import DEFAULT_BACKEND, DEFAULT_COMPILER
+from engine.workbench.problems import Problem, Report, collect
+from engine.workbench.vocab import vocab_tokenizer
 
 log = logging.getLogger(__name__)
 
 CHECK_DELAY_MS = 300
-_KEPT_RESULTS = 16  # compiles remembered, so switching compilers back answers at once
+_KEPT_RESULTS = 16  # reports remembered, so switching compilers back answers at once
+_MAX_UNDERLINES = 300  # past this, only the gutter and the list mark problems (speed)
+
+Tokenize = Callable[[str], list[int]]
 
 
 @dataclass(frozen=True, slots=True)
-class GrammarNote:
-    """What one compiler made of a valid schema: its gaps, or why it failed."""
+class CheckInput:
+    """Everything a report depends on: a report for other inputs is never shown as current."""
 
-    unenforced: tuple[Unenforced, ...] = ()
-    error: str | None = None  # one line
-    detail: str = ""  # the library's own words, for the tooltip
+    text: str
+    compiler: str
+    backend: str
+    max_tokens: int | None
+    prompt: str
+    model: str  # the GGUF whose tokenizer counts the output bound; "" before a model loads
 
 
-def _grammar_note(text: str, compiler: str) -> GrammarNote:
+_tokenizers: dict[str, Tokenize | None] = {}
+_tokenizers_lock = threading.Lock()
+
+
+def tokenizer_for(model: str) -> Tokenize | None:
+    """The model's tokenizer from a vocabulary-only load of its file, made once per file on
+    the check's thread: it never shares (or outlives) the worker's model."""
+    if not model:
+        return None
+    with _tokenizers_lock:
+        if model not in _tokenizers:
+            try:
+                _tokenizers[model] = vocab_tokenizer(model)
+            except MaskscopeError:
+                log.warning("no tokenizer for %s: the output bound is not counted", model)
+                _tokenizers[model] = None
+        return _tokenizers[model]
+
+
+def run_collect(inputs: CheckInput) -> Report:
+    """collect(), but a bug becomes one problem in the list instead of a silent label."""
     try:
-        return GrammarNote(compile_schema(text, compiler).unenforced)
-    except GrammarError as e:
-        return GrammarNote(error=e.message, detail=e.detail)
-    except MaskscopeError as e:
-        return GrammarNote(error=e.message)
-    except Exception as e:  # a bug must not leave the label saying "compiling…" for good
-        log.exception("live compile failed")
-        return GrammarNote(error=f"internal error: {type(e).__name__}: {e}")
+        return collect(
+            inputs.text,
+            inputs.compiler,
+            inputs.backend,
+            max_tokens=inputs.max_tokens,
+            prompt=inputs.prompt,
+            tokenize=tokenizer_for(inputs.model),
+        )
+    except Exception as e:
+        log.exception("live check failed")
+        message = f"internal error while checking: {type(e).__name__}: {e}"
+        return Report((Problem("error", "grammar", message, "$", None, None),), None, None)
 
 
 class _NewestOnly:
@@ -90,12 +123,16 @@ class _NewestOnly:
 
 
 class SchemaEditor(QWidget):
-    """Editor plus the status line under it. Emits sig_checked(ok) after each check, and
-    sig_grammar_checked(ok) once the chosen compiler's verdict on a valid schema is shown."""
+    """Editor plus the summary line under it; `problems_list` is the pane the window places.
+
+    Emits sig_checked(ok) and sig_grammar_checked(ok) each time a report is shown (ok: no
+    errors, so the schema will run), and sig_report(Report) with it.
+    """
 
     sig_checked = Signal(bool)
     sig_grammar_checked = Signal(bool)
-    _sig_compiled = Signal(int, str, str, object)  # check number, text, compiler, GrammarNote
+    sig_report = Signal(object)
+    _sig_collected = Signal(int, object, object)  # check number, CheckInput, Report
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -113,7 +150,9 @@ class SchemaEditor(QWidget):
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.LinksAccessibleByMouse
         )
-        self.message.linkActivated.connect(self._jump_to)
+        self.message.linkActivated.connect(self.show_problems)
+        self.problems_list = ProblemsList()  # placed by the window (a pane of its own)
+        self.problems_list.set_editors(self.editor)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
@@ -127,13 +166,21 @@ class SchemaEditor(QWidget):
         self._timer.setInterval(CHECK_DELAY_MS)
         self._timer.timeout.connect(self.check_now)
         self.editor.textChanged.connect(self._timer.start)
-        self.error_position: tuple[int, int] | None = None  # (line, column) of the marker
+        self.error_position: tuple[int, int] | None = None  # (line, column) of the first error
         self.compiler = DEFAULT_COMPILER
-        self._check_number = 0  # a compile that finishes after a newer check is not shown
-        self._notes: dict[tuple[str, str], GrammarNote] = {}
-        # Queued: the compile finishes on its helper thread, the label changes on this one.
-        self._sig_compiled.connect(self._on_compiled, Qt.ConnectionType.QueuedConnection)
-        self._compiles = _NewestOnly(self._compile)
+        self.backend = DEFAULT_BACKEND
+        self.max_tokens: int | None = None
+        self._prompt_source: Callable[[], str] = lambda: ""
+        self._model = ""
+        self.report: Report | None = None  # the report shown, for the text now in the editor
+        self.report_input: CheckInput | None = None
+        self._run_problems: tuple[Problem, ...] = ()  # errors a run found that the check did not
+        self.last_check_gui_ms = 0.0  # GUI-thread time of the last check request (measured)
+        self._check_number = 0  # a report that arrives after a newer check is not shown
+        self._reports: dict[CheckInput, Report] = {}
+        # Queued: collect runs on its helper thread, the widgets change on this one.
+        self._sig_collected.connect(self._on_collected, Qt.ConnectionType.QueuedConnection)
+        self._checks = _NewestOnly(self._collect)
 
     def text(self) -> str:
         return self.editor.toPlainText()
@@ -143,122 +190,207 @@ class SchemaEditor(QWidget):
         replace_all_undoable(self.editor, text)
         self.check_now()
 
+    # --- what the check depends on, besides the text ----------------------------------------
     def set_compiler(self, compiler: str) -> None:
         """Judge the schema with this compiler from now on, starting with the current text."""
         if compiler != self.compiler:
             self.compiler = compiler
             self.check_now()
 
-    def check_now(self) -> bool:
+    def set_backend(self, backend: str) -> None:
+        if backend != self.backend:
+            self.backend = backend
+            self.check_now()
+
+    def set_max_tokens(self, max_tokens: int | None) -> None:
+        if max_tokens != self.max_tokens:
+            self.max_tokens = max_tokens
+            self._timer.start()  # spin-box clicks come in bursts
+
+    def set_prompt_source(self, source: Callable[[], str]) -> None:
+        """The prompt is read at check time, so a prompt edit costs nothing but a timer."""
+        self._prompt_source = source
+
+    def prompt_changed(self) -> None:
+        self._timer.start()
+
+    def set_model(self, path: str) -> None:
+        """The loaded model's file: its tokenizer counts the output bound in tokens."""
+        if path != self._model:
+            self._model = path
+            self._timer.start()
+
+    def current_input(self) -> CheckInput:
+        return CheckInput(
+            self.text(),
+            self.compiler,
+            self.backend,
+            self.max_tokens,
+            self._prompt_source(),
+            self._model,
+        )
+
+    def is_current(self) -> bool:
+        """The report shown is for the text and settings now in place."""
+        return self.report is not None and self.report_input == self.current_input()
+
+    # --- checking -----------------------------------------------------------------------------
+    def check_now(self) -> None:
+        started = time.perf_counter()
         self._timer.stop()
         self._check_number += 1
-        text = self.text()
-        try:
-            parse_schema(text)
-        except SchemaSyntaxError as e:
-            self.show_error(f"JSON syntax error: {e.message}", e.line, e.column)
-            return False
-        except SchemaInvalidError as e:
-            self.show_error(f"Invalid schema: {e.message}", e.line)
-            return False
-        self._set_marker(None, None)
-        self.sig_checked.emit(True)
-        known = self._notes.get((text, self.compiler))
+        self._run_problems = ()
+        inputs = self.current_input()
+        known = self._reports.get(inputs)
         if known is not None:
-            self._show_note(known)
+            self._show_report(inputs, known)
         else:
-            self._set_message(f"✓ valid JSON Schema · compiling ({self.compiler} compiler)…", True)
-            self.message.setToolTip("")
-            self._compiles.submit(self._check_number, text, self.compiler)
-        return True
+            where = f"{self.compiler} compiler, {self.backend} backend"
+            self._set_message(f"checking ({html.escape(where)})…", tone=None)
+            self._checks.submit(self._check_number, inputs)
+        self.last_check_gui_ms = (time.perf_counter() - started) * 1000
 
-    def _compile(self, number: int, text: str, compiler: str) -> None:
-        note = _grammar_note(text, compiler)
+    def _collect(self, number: int, inputs: CheckInput) -> None:
+        report = run_collect(inputs)
         with contextlib.suppress(RuntimeError):  # the window closed meanwhile: nobody to tell
-            self._sig_compiled.emit(number, text, compiler, note)
+            self._sig_collected.emit(number, inputs, report)
 
-    def _on_compiled(self, number: int, text: str, compiler: str, note: GrammarNote) -> None:
-        if len(self._notes) >= _KEPT_RESULTS:
-            self._notes.pop(next(iter(self._notes)))
-        self._notes[(text, compiler)] = note
+    def _on_collected(self, number: int, inputs: CheckInput, report: Report) -> None:
+        if len(self._reports) >= _KEPT_RESULTS:
+            self._reports.pop(next(iter(self._reports)))
+        self._reports[inputs] = report
         if number == self._check_number:
-            self._show_note(note)
-
-    def _show_note(self, note: GrammarNote) -> None:
-        """The compiler's verdict on a valid schema, under it, before any run."""
-        where = f"{self.compiler} compiler"
-        if note.error is not None:
-            reason = html.escape(note.error)
-            self._set_message(f"✗ Grammar error ({where}): {reason}", ok=False)
-            self.message.setToolTip(note.detail)
-        elif note.unenforced:
-            # Valid, but the grammar will not hold the model to these keywords: say so now,
-            # not after a run produces a value that breaks them.
-            names = ", ".join(sorted({g.keyword for g in note.unenforced}))
-            self._set_message(
-                f"✓ valid JSON Schema · ⚠ not enforced by the grammar: {html.escape(names)} "
-                f"({where})",
-                ok=True,
-                warn=True,
-            )
-            self.message.setToolTip("\n".join(str(g) for g in note.unenforced))
-        else:
-            self._set_message("✓ valid JSON Schema", ok=True)
-            self.message.setToolTip(f"The {where} reports no keyword it leaves unenforced.")
-        self.sig_grammar_checked.emit(note.error is None)
+            started = time.perf_counter()
+            self._show_report(inputs, report)
+            self.last_check_gui_ms = (time.perf_counter() - started) * 1000
 
     def show_error(self, message: str, line: int | None = None, column: int | None = None) -> None:
-        """Mark an error (also used for grammar errors reported by a run)."""
-        self._check_number += 1  # a compile still under way must not cover this
-        self._set_marker(line, column)
-        where = ""
-        if line is not None:
-            where = f' <a href="{line}:{column or 1}">go to line {line}</a>'
-        self.message.setToolTip("")
-        self._set_message(f"✗ {html.escape(message)}{where}", ok=False)
-        self.sig_checked.emit(False)
+        """An error a run found that the live check had not (the run started before the check
+        ended): it joins the Problems list until the next check."""
+        problem = Problem("error", "grammar", message, "$", line, column)
+        self._run_problems = (*self._run_problems, problem)
+        if self.report is not None and self.report_input is not None:
+            self._show_report(self.report_input, self.report)
 
-    def _set_message(self, html: str, ok: bool, warn: bool = False) -> None:
-        colors = chart_colors()
-        color = colors.warn if warn else colors.ok if ok else colors.bad
-        self.message.setStyleSheet(f"color: {color.name()};")
-        self.message.setText(html)
+    def problems(self) -> list[Problem]:
+        """Every problem now shown, in the list's order."""
+        return self.problems_list.problems()
 
-    def _set_marker(self, line: int | None, column: int | None) -> None:
-        self.error_position = (line, column or 1) if line is not None else None
-        self.editor.set_error_line(line)
-        if line is None:
-            self.editor.setExtraSelections([])
+    def has_errors(self) -> bool:
+        return any(p.severity == "error" for p in self.problems_list.problems())
+
+    # --- showing a report -----------------------------------------------------------------
+    def _show_report(self, inputs: CheckInput, report: Report) -> None:
+        self.report, self.report_input = report, inputs
+        # A run's own error stands only until the check has something to say.
+        extra = () if report.errors() else self._run_problems
+        problems = (*report.problems, *extra)
+        self.problems_list.set_problems(problems)
+        errors = [p for p in self.problems_list.problems() if p.severity == "error"]
+        first = next((p for p in errors if p.line is not None), None)
+        self.error_position = (first.line, first.column or 1) if first is not None else None
+        self._mark(problems)
+        self._set_summary(problems, report)
+        self.sig_checked.emit(not errors)
+        self.sig_grammar_checked.emit(not errors)
+        self.sig_report.emit(report)
+
+    def _set_summary(self, problems: Sequence[Problem], report: Report) -> None:
+        where = f"{self.compiler} compiler, {self.backend} backend"
+        counts = summary(problems)
+        pointer = ' — <a href="problems">see Problems</a>'
+        if any(p.severity == "error" for p in problems):
+            self._set_message(f"{counts}{pointer}", tone="bad")
+            self.message.setToolTip(f"The schema cannot run with the {where}.")
             return
+        compiled = f" in {report.compile_ms:.0f} ms" if report.compile_ms else ""
+        head = f"✓ will run ({html.escape(where)}; compiled{compiled})"
+        if counts:
+            warn = any(p.severity == "warning" for p in problems)
+            self._set_message(f"{head} · {counts}{pointer}", tone="warn" if warn else "ok")
+        else:
+            self._set_message(head, tone="ok")
+        self.message.setToolTip(
+            "The schema is valid and its grammar compiled; the Problems list names what the "
+            "grammar does not enforce and the lints."
+        )
+
+    def _set_message(self, text: str, tone: str | None) -> None:
+        color = getattr(chart_colors(), tone).name() if tone else "palette(placeholder-text)"
+        self.message.setStyleSheet(f"color: {color};")
+        self.message.setText(text)
+
+    def show_problems(self, _link: str = "") -> None:
+        listed = self.problems_list.problems()
+        if listed:
+            self.problems_list.select(listed[0])
+        self.problems_list.view.setFocus()
+
+    # --- markers ------------------------------------------------------------------------------
+    def _mark(self, problems: Sequence[Problem]) -> None:
+        """A dot in the gutter per line with problems (worst severity, every message in its
+        tooltip), and an underline at each problem's column."""
+        by_line: dict[int, list[Problem]] = {}
+        for p in problems:
+            if p.line is not None:
+                by_line.setdefault(p.line, []).append(p)
+        marks = {}
+        for line, here in by_line.items():
+            here.sort(key=lambda p: SEVERITY_RANK.get(p.severity, 3))
+            tip = "\n".join(f"{p.severity}: {p.message}" for p in here)
+            marks[line] = (severity_color(here[0].severity), tip)
+        self.editor.set_line_marks(marks)
+        first_error = self.error_position[0] if self.error_position else None
+        self.editor.set_error_line(first_error)
+        located = [p for p in problems if p.line is not None and p.severity != "info"]
+        located.sort(key=lambda p: SEVERITY_RANK.get(p.severity, 3))
+        self.editor.setExtraSelections(
+            [s for p in located[:_MAX_UNDERLINES] for s in self._underline(p)]
+        )
+
+    def _underline(self, problem: Problem) -> list[QTextEdit.ExtraSelection]:
         doc = self.editor.document()
-        block = doc.findBlockByNumber(max(0, min(line - 1, doc.blockCount() - 1)))
-        colors = chart_colors()
-
-        whole_line = QTextEdit.ExtraSelection()
-        background = QColor(colors.bad)
-        background.setAlpha(40)
-        whole_line.format.setBackground(background)
-        whole_line.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
-        whole_line.cursor = QTextCursor(block)
-
-        # Underline from the error column to the end of the line (at least one character,
-        # so an error at the very end of the text is still visible).
+        assert problem.line is not None
+        if problem.line > doc.blockCount():
+            return []
+        block = doc.findBlockByNumber(problem.line - 1)
+        color = QColor(severity_color(problem.severity))
+        selections = []
+        if problem.severity == "error":
+            whole_line = QTextEdit.ExtraSelection()
+            background = QColor(color)
+            background.setAlpha(40)
+            whole_line.format.setBackground(background)
+            whole_line.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            whole_line.cursor = QTextCursor(block)
+            selections.append(whole_line)
+        # From the column to the end of its token (at least one character, so an error at
+        # the very end of the text is still visible).
         spot = QTextEdit.ExtraSelection()
         spot.format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        spot.format.setUnderlineColor(colors.bad)
-        spot.format.setBackground(background)
+        spot.format.setUnderlineColor(color)
+        text = block.text()
+        start = max(0, min((problem.column or 1) - 1, len(text)))
+        end = _token_end(text, start)
         cursor = QTextCursor(block)
-        col = max(0, min((column or 1) - 1, block.length() - 1))
-        cursor.setPosition(block.position() + col)
-        end = block.position() + max(col + 1, block.length() - 1)
-        cursor.setPosition(min(end, doc.characterCount() - 1), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(block.position() + qt_length(text[:start]))
+        end_pos = block.position() + max(qt_length(text[:end]), qt_length(text[:start]) + 1)
+        cursor.setPosition(min(end_pos, doc.characterCount() - 1), QTextCursor.MoveMode.KeepAnchor)
         spot.cursor = cursor
-        self.editor.setExtraSelections([whole_line, spot])
+        selections.append(spot)
+        return selections
 
-    def _jump_to(self, link: str) -> None:
-        line, column = (int(v) for v in link.split(":"))
-        block = self.editor.document().findBlockByNumber(line - 1)
-        cursor = QTextCursor(block)
-        cursor.setPosition(block.position() + max(0, min(column - 1, block.length() - 1)))
-        self.editor.setTextCursor(cursor)
-        self.editor.setFocus()
+
+def _token_end(text: str, start: int) -> int:
+    """Where the JSON token starting at `start` ends: a string to its closing quote, anything
+    else to the end of the line."""
+    if start < len(text) and text[start] == '"':
+        i = start + 1
+        while i < len(text):
+            if text[i] == "\\":
+                i += 2
+                continue
+            if text[i] == '"':
+                return i + 1
+            i += 1
+    return len(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.main_window import MainWindow
+from app.workbench.problems_list import severity_color
 
 RUN_TIMEOUT_MS = 120_000
 BROKEN_JSON = (
@@ -15,28 +16,33 @@ BROKEN_JSON = (
 def test_invalid_json_is_marked_while_typing(qtbot, window: MainWindow) -> None:
     editor = window.schema_editor
     editor.editor.setPlainText(BROKEN_JSON)  # the debounced check runs without a call
-    qtbot.waitUntil(lambda: editor.error_position is not None, timeout=3000)
+    qtbot.waitUntil(lambda: editor.error_position is not None, timeout=20_000)
     line, column = editor.error_position
     assert line == 6 and column == 3
-    assert "line 6" in editor.message.text()
+    # The error's home is the Problems list; the line under the editor points there.
+    assert [(p.kind, p.line, p.column) for p in editor.problems()] == [("syntax", 6, 3)]
+    assert "see Problems" in editor.message.text()
     assert editor.editor.extraSelections()  # the underline
-    assert not window.run()  # Run refuses, and says why
-    assert window.banner.isVisible()
+    assert not window.run()  # Run refuses, and the output says why, pointing at the list
+    assert not window.banner.isVisible()
+    assert "see Problems" in window.output_view.not_run.text()
     assert window.last_error is not None and window.last_error[0] == "JSON syntax"
     assert editor.text() == BROKEN_JSON
 
     editor.editor.setPlainText('{"type": "object"}')
-    qtbot.waitUntil(lambda: editor.error_position is None, timeout=3000)
-    assert not editor.editor.extraSelections()
+    qtbot.waitUntil(lambda: editor.error_position is None, timeout=20_000)  # it compiles
+    bad = severity_color("error")
+    assert all(s.format.underlineColor() != bad for s in editor.editor.extraSelections())
 
 
 def test_invalid_schema_reported_on_run(qtbot, window: MainWindow) -> None:
     window.schema_editor.editor.setPlainText('{"type": 5}')
     assert not window.run()
     assert window.last_error is not None and window.last_error[0] == "invalid schema"
-    assert "error" in window.output_view.badge.text()
-    assert window.banner.isVisible() and "5" in window.banner.label.text()
-    assert window.schema_editor.error_position is not None
+    assert "not run" in window.output_view.badge.text()
+    assert not window.banner.isVisible()  # schema errors live in the Problems list
+    qtbot.waitUntil(lambda: window.schema_editor.error_position is not None, timeout=20_000)
+    assert any("5 is not" in p.message for p in window.schema_editor.problems())
     assert window.schema_editor.text() == '{"type": 5}'
     assert window.run_action.isEnabled()
 

@@ -1,0 +1,100 @@
+"""Every message clears when its cause is gone, and each error has one home.
+
+The scenario a new user hit: delete a brace, press Run, then Ctrl+Z. The red banner, the
+output's error label, the problems table and the status bar all stayed.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from app.main_window import MainWindow
+from app.workbench.problems_list import severity_color
+
+CHECK_MS = 20_000  # the live check compiles on a helper thread; 2 busy cores are slow
+
+
+def _current(window: MainWindow) -> bool:
+    return window.schema_editor.is_current()
+
+
+def _delete_last_brace(window: MainWindow) -> None:
+    editor = window.schema_editor.editor
+    at = editor.toPlainText().rindex("}")
+    cursor = editor.textCursor()
+    cursor.setPosition(at + 1)
+    editor.setTextCursor(cursor)
+    editor.setFocus()
+    cursor.deletePreviousChar()  # as the user's Backspace: one undo step
+
+
+def test_brace_run_undo_clears_every_message(qtbot, window, use_example, run_to_end) -> None:
+    use_example(window, "currency")
+    run_to_end(window)
+    schema, output = window.schema_editor, window.output_view
+    assert output.pretty.toPlainText()  # the previous run's JSON
+
+    _delete_last_brace(window)
+    qtbot.waitUntil(lambda: _current(window) and schema.has_errors(), timeout=CHECK_MS)
+    assert not window.run()
+    # The error's one home: the Problems list, with its marker in the editor.
+    errors = [p for p in schema.problems() if p.severity == "error"]
+    assert [p.kind for p in errors] == ["syntax"]
+    assert schema.error_position is not None
+    assert schema.editor.line_marks()
+    # One pointer to it, in the output; the previous JSON is gone.
+    assert output.not_run.isVisibleTo(output) and "see Problems" in output.not_run.text()
+    assert output.raw.toPlainText() == output.pretty.toPlainText() == ""
+    assert not output.issues.isVisibleTo(output)
+    assert "see Problems" in schema.message.text() and "✗ 1 error" in schema.message.text()
+    # Not in the banner, nor the status bar.
+    assert not window.banner.isVisible()
+    assert window.status.currentMessage() == ""
+    assert window.panes.dock("problems").isVisible()
+
+    qtbot.keyClick(schema.editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: _current(window) and not schema.has_errors(), timeout=CHECK_MS)
+    assert schema.error_position is None
+    assert not [p for p in schema.problems() if p.severity == "error"]
+    assert schema.message.text().startswith("✓ will run")
+    assert not output.not_run.isVisibleTo(output)
+    assert output.badge.text() == "no run yet"
+    assert not window.banner.isVisible()
+    assert window.status.currentMessage() == ""
+    bad = severity_color("error")
+    assert all(color != bad for color, _ in schema.editor.line_marks().values())
+
+
+def test_model_error_lives_in_the_banner_and_leaves_with_its_cause(
+    qtbot, window: MainWindow, tmp_path, run_to_end
+) -> None:
+    window.settings_panel.set_model_path(str(tmp_path / "missing.gguf"))  # loads it
+    run_to_end(window)
+    assert window.banner.isVisible() and "missing.gguf" in window.banner.label.text()
+    assert window.status.currentMessage() == ""  # the banner is its one home
+    assert "model error" in window.output_view.badge.text()
+    window.settings_panel.set_model_path("")  # back to the bundled model: it loads
+    qtbot.waitUntil(lambda: not window.banner.isVisible(), timeout=60_000)
+
+
+def test_results_from_older_inputs_are_out_of_date(
+    qtbot, window: MainWindow, use_example, run_to_end
+) -> None:
+    use_example(window, "currency")
+    run_to_end(window)
+    output, chart = window.output_view, window.step_chart
+    assert not output.is_stale() and not chart.stale
+    prompt = window.prompt_pane.editor
+    cursor = prompt.textCursor()
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    cursor.insertText(" Be brief.")
+    qtbot.waitUntil(output.is_stale, timeout=3000)
+    assert chart.stale
+    assert "The prompt changed since this run." in output.stale.toolTip()
+    prompt.undo()  # back to what the run was made from
+    qtbot.waitUntil(lambda: not output.is_stale(), timeout=3000)
+    assert not chart.stale
+    window.settings_panel.seed.setValue(window.settings_panel.seed.value() + 1)
+    qtbot.waitUntil(output.is_stale, timeout=3000)
+    assert "The settings changed" in output.stale.toolTip()
