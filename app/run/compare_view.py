@@ -91,7 +91,7 @@ class CompareView(QWidget):
         self.changed = QLabel(EMPTY, self)
         self.changed.setObjectName("compareChanged")
         self.changed.setWordWrap(True)
-        self.changed.setTextFormat(Qt.TextFormat.PlainText)  # token texts hold < and &
+        self.changed.setTextFormat(Qt.TextFormat.PlainText)
         self.divergence = QLabel("", self)
         self.divergence.setObjectName("compareDivergence")
         self.divergence.setWordWrap(True)
@@ -178,15 +178,6 @@ class CompareView(QWidget):
         self._show_mass()
         return cmp
 
-    def clear(self) -> None:
-        self._runs = self.comparison = None
-        self.changed.setText(EMPTY)
-        self.divergence.setText("")
-        self.shifts.setText("")
-        self.diff.clear()
-        self.copy_button.setEnabled(False)
-        self._show_mass()
-
     def copy_diff(self) -> None:
         if self._runs is not None:
             before, after = self._runs
@@ -232,11 +223,7 @@ class CompareView(QWidget):
 
     def _show_mass(self) -> None:
         cmp = self.comparison
-        if cmp is None:
-            for item in (self.before_curve, self.after_curve, self.shift_marker):
-                item.setData([], [])
-            self.divergence_line.hide()
-            return
+        assert cmp is not None
         self.before_curve.setData(np.arange(1, len(cmp.mass_before) + 1), cmp.mass_before)
         self.after_curve.setData(np.arange(1, len(cmp.mass_after) + 1), cmp.mass_after)
         self.shift_marker.setData([s.step + 1 for s in cmp.shifts], [s.after for s in cmp.shifts])
