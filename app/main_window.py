@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -31,6 +31,7 @@ from app.run.worker import ModelCache, RunController, RunRequest
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
 from app.shell.edit_menu import EditActions
+from app.shell.files import Unsaved, ask_save_path, ask_unsaved, dropped_schema, window_title
 from app.shell.panes import PaneHost, scrolled
 from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
@@ -64,6 +65,7 @@ class MainWindow(QMainWindow):
         self.store = store if store is not None else SettingsStore()
         self.controller = RunController(cache, self)
         self.current_path: str | None = None
+        self.current_example: str | None = None  # the title of the example loaded, if any
         self.last_result: RunResult | None = None
         self.last_error: tuple[str, str] | None = None  # (kind, message) of the last run
         self.last_report = ""  # the last message shown in the banner
@@ -84,6 +86,7 @@ class MainWindow(QMainWindow):
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self._build_layout()
+        self.setAcceptDrops(True)  # a .json schema dropped anywhere opens
         self._build_actions()
         self._connect()
         self._restore()
@@ -303,18 +306,45 @@ class MainWindow(QMainWindow):
         s.sync()
 
     # --- files and examples ----------------------------------------------------------------
-    def _set_path(self, path: str | None) -> None:
-        self.current_path = path
-        name = Path(path).name if path else "untitled schema"
-        self.setWindowTitle(f"{name}[*] — Maskscope")
+    def _set_path(self, path: str | None, example: str | None = None) -> None:
+        """The schema's file, or the example it came from: both name the window."""
+        self.current_path, self.current_example = path, example
+        self.setWindowTitle(window_title(path, example))
+
+    def ask_unsaved(self, before: str) -> Unsaved:
+        """The question before unsaved schema changes would be replaced; tests patch it."""
+        name = Path(self.current_path).name if self.current_path else "untitled schema"
+        return ask_unsaved(self, self.current_example or name, before)
+
+    def may_replace_schema(self, before: str) -> bool:
+        """True when the schema has no unsaved changes, or the user saved or dropped them."""
+        if not self.schema_editor.editor.document().isModified():
+            return True
+        answer = self.ask_unsaved(before)
+        if answer is Unsaved.SAVE:
+            return self.save_schema()
+        return answer is Unsaved.DISCARD
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_schema(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if (path := dropped_schema(event.mimeData())) is not None:
+            event.acceptProposedAction()
+            self.open_schema(path)
 
     def load_example(self, example: Example) -> None:
         """Replace schema and prompt as undoable edits: Ctrl+Z in either brings back the
         user's text, so an example never costs unsaved work."""
+        if not self.may_replace_schema("loading the example"):
+            return
         had_text = bool(self.schema_editor.text().strip())
         self.schema_editor.set_text(example.schema_text)
+        self.schema_editor.editor.document().setModified(False)  # until the user edits it
         self.prompt_pane.set_text(example.prompt)
-        self._set_path(None)  # Save must not write the example over the user's file
+        # Save must not write the example over the user's file: Save asks for a name.
+        self._set_path(None, example.title)
         panel = self.settings_panel
         panel.set_generation_settings(example.settings(panel.generation_settings()))
         hint = " — Undo restores the previous schema" if had_text else ""
@@ -329,6 +359,8 @@ class MainWindow(QMainWindow):
             self.open_schema(path)
 
     def open_schema(self, path: str) -> bool:
+        if not self.may_replace_schema("opening another schema"):
+            return False
         try:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
@@ -355,8 +387,7 @@ class MainWindow(QMainWindow):
 
     # --- saved runs ------------------------------------------------------------------------
     def save_run_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save run", "run.json", RUN_FILTER)
-        if path:
+        if path := ask_save_path(self, "Save run", "run.json", RUN_FILTER):
             self.save_run(path)
 
     def save_run(self, path: str) -> bool:
@@ -416,10 +447,12 @@ class MainWindow(QMainWindow):
         return self._write_schema(self.current_path)
 
     def save_schema_as(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Save schema as", self.current_path or "", SCHEMA_FILTER
-        )
+        path = self.ask_schema_path()
         return bool(path) and self._write_schema(path)
+
+    def ask_schema_path(self) -> str:
+        """Where Save as writes, with .json added to a bare name; tests patch it."""
+        return ask_save_path(self, "Save schema as", self.current_path or "", SCHEMA_FILTER)
 
     def _write_schema(self, path: str) -> bool:
         try:
@@ -544,6 +577,9 @@ class MainWindow(QMainWindow):
 
     # --- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.may_replace_schema("closing"):
+            event.ignore()
+            return
         # Stop and wait for the worker (at most one token or one model load), then keep
         # the schema and prompt as a draft so quitting never loses edits.
         self.controller.shutdown()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from PySide6.QtCore import QEvent, QRect, QRegularExpression, QSize, Qt
+from PySide6.QtCore import QEvent, QMimeData, QRect, QRegularExpression, QSize, Qt
 from PySide6.QtGui import (
     QColor,
     QHelpEvent,
@@ -242,6 +242,12 @@ class CodeEditor(QPlainTextEdit):
 
     def bracket_selections(self) -> list[QTextEdit.ExtraSelection]:
         return list(self._bracket_selections)
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        # A dropped file is opened by the window, not pasted in as its path.
+        if source.hasUrls() and any(url.isLocalFile() for url in source.urls()):
+            return False
+        return super().canInsertFromMimeData(source)
 
     def open_find(self, replace: bool = False) -> None:
         self.find_bar.open_bar(replace)

@@ -18,6 +18,7 @@ from PySide6.QtCore import QSettings
 from app.main_window import MainWindow
 from app.run.worker import ModelCache
 from app.settings.store import SettingsStore
+from app.shell.files import Unsaved
 from engine.examples import Example, load_example
 from engine.settings import GenerationSettings
 
@@ -30,6 +31,14 @@ def model_cache() -> Iterator[ModelCache]:
     cache = ModelCache()
     yield cache
     cache.close()
+
+
+@pytest.fixture(autouse=True)
+def unsaved_changes_are_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closing a window over an edited schema asks Save/Discard/Cancel in a modal box that
+    no test would answer, so it would hang: the answer is Discard unless a test patches
+    MainWindow.ask_unsaved itself (tests/app/test_shell_files.py)."""
+    monkeypatch.setattr(MainWindow, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
 
 
 @pytest.fixture
