@@ -21,11 +21,12 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QRegularExpression, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QGuiApplication,
     QHelpEvent,
+    QShowEvent,
     QSyntaxHighlighter,
     QTextCharFormat,
     QTextCursor,
@@ -52,6 +53,10 @@ from engine.workbench.locate import Path, Spans, locate, path_parts, path_text
 if TYPE_CHECKING:
     from app.workbench.schema_editor import SchemaEditor
 
+# Past this many lines the grammar is shown uncoloured: colouring 7,000 lines (a 1 MB
+# schema's grammar) holds the GUI thread for about half a second on each edit.
+MAX_COLOURED_LINES = 3000
+_UNCOLOURED = f"\nOver {MAX_COLOURED_LINES:,} lines: shown without colours, to keep typing smooth."
 LANGUAGE_NAMES = {"gbnf": "GBNF", "lark": "Lark", "json": "llguidance JSON Schema grammar"}
 WHAT_RUNS = {
     "gbnf": "The GBNF that llama.cpp's grammar sampler runs.",
@@ -124,8 +129,28 @@ def rule_near(rules: RuleMap, path: Path | None) -> str | None:
     return None
 
 
+# One pass per line, left to right: a literal, class or regex is taken whole, so a `|` or
+# `*` inside one is not coloured as an operator.
+_TOKENS = {
+    "gbnf": re.compile(
+        r'(?P<string>"(?:[^"\\]|\\.)*")|(?P<class>\[(?:[^\]\\]|\\.)*\])'
+        r"|(?P<name>^[A-Za-z0-9_-]+(?= ::= ))|(?P<repeat>[*+?]|\{\d*(?:,\d*)?\})"
+        r"|(?P<punct>::=|\||[()])"
+    ),
+    "lark": re.compile(
+        r'(?P<string>"(?:[^"\\]|\\.)*")|(?P<class>/(?:[^/\\]|\\.)*/)'
+        r"|(?P<name>^[A-Za-z_][A-Za-z0-9_]*(?=:))|(?P<repeat>[*+?]|\{\d*(?:,\d*)?\})"
+        r"|(?P<punct>^%.*|:|\||[()])"
+    ),
+}
+
+
 class GrammarHighlighter(QSyntaxHighlighter):
-    """GBNF and Lark, line by line: defined names, literals, classes and regexes, repeats."""
+    """GBNF and Lark, line by line: defined names, literals, classes and regexes, repeats.
+
+    Python's `re`, one pattern per line: a grammar of thousands of lines is coloured in a
+    fraction of the time that one QRegularExpression per token kind takes.
+    """
 
     def __init__(self, document: QTextDocument, language: str) -> None:
         super().__init__(document)
@@ -137,32 +162,22 @@ class GrammarHighlighter(QSyntaxHighlighter):
             "repeat": "#c586c0" if dark else "#af00db",
             "punct": "#a0a0a0" if dark else "#707070",
         }
-        head = (
-            r"^[A-Za-z0-9_-]+(?= ::= )" if language == "gbnf" else r"^[A-Za-z_][A-Za-z0-9_]*(?=:)"
-        )
-        quoted_class = r"\[(?:[^\]\\]|\\.)*\]" if language == "gbnf" else r"/(?:[^/\\]|\\.)*/"
-        patterns = [  # later ones win: a `|` inside a literal stays a literal
-            ("punct", r"::=|\||^\s*:|(?<=\w):|[()]"),
-            ("repeat", r"[*+?]|\{\d*(,\d*)?\}"),
-            ("punct", r"^%\w+.*$"),
-            ("name", head),
-            ("class", quoted_class),
-            ("string", r'"(?:[^"\\]|\\.)*"'),
-        ]
-        self._rules: list[tuple[QRegularExpression, QTextCharFormat]] = []
-        for kind, pattern in patterns:
+        self._tokens = _TOKENS[language]
+        self._formats: dict[str, QTextCharFormat] = {}
+        for kind, color in colors.items():
             fmt = QTextCharFormat()
-            fmt.setForeground(QColor(colors[kind]))
+            fmt.setForeground(QColor(color))
             if kind == "name":
                 fmt.setFontWeight(600)
-            self._rules.append((QRegularExpression(pattern), fmt))
+            self._formats[kind] = fmt
 
     def highlightBlock(self, text: str) -> None:
-        for regex, fmt in self._rules:
-            matches = regex.globalMatch(text)
-            while matches.hasNext():
-                m = matches.next()
-                self.setFormat(m.capturedStart(), m.capturedLength(), fmt)
+        units = Utf16(text) if _ASTRAL.search(text) else None
+        for m in self._tokens.finditer(text):
+            start, end = m.span()
+            if units is not None:
+                start, end = units.to_qt(start), units.to_qt(end)
+            self.setFormat(start, end - start, self._formats[m.lastgroup or "punct"])
 
 
 class GrammarView(QWidget):
@@ -216,6 +231,7 @@ class GrammarView(QWidget):
         self._request = 0  # a preparation that finishes after a newer request is dropped
         self._one_at_a_time = threading.Lock()
         self._shown_key: tuple | None = None  # what the grammar shown was made from
+        self._pending: tuple[tuple, Shown] | None = None  # ready, for when the pane shows
         self._moving = False  # the view moves its own cursor: not a user's choice
         self._sig_prepared.connect(self._on_prepared, Qt.ConnectionType.QueuedConnection)
         self._copied = QTimer(self)
@@ -239,6 +255,9 @@ class GrammarView(QWidget):
             compiled.gbnf,
             compiled.llguidance_grammar,
         )
+        if self._pending is not None and self._pending[0] == key:  # still waiting to be shown
+            self._pending = (key, dataclasses.replace(self._pending[1], compile_ms=compile_ms))
+            return
         if key == self._shown_key and self.shown is not None:
             # Rechecked for a prompt or a setting: the same grammar, timed again.
             self.shown = dataclasses.replace(self.shown, compile_ms=compile_ms)
@@ -254,6 +273,7 @@ class GrammarView(QWidget):
     def show_unavailable(self, reason: str) -> None:
         """No current grammar: the last one stays, greyed out, under the reason."""
         self._request += 1  # a preparation under way is for an older schema
+        self._pending = None
         self._set_info(reason, tone="warn")
         self._set_enabled(False)
 
@@ -281,28 +301,47 @@ class GrammarView(QWidget):
         if isinstance(result, str):
             self.show_unavailable(f"No grammar for this backend: {result}")
             return
+        self._pending = (key, result)
+        if self.isVisible():  # a pane behind another tab is filled when it is shown
+            self._show_pending()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._pending is not None:
+            self._show_pending()
+
+    def _show_pending(self) -> None:
+        assert self._pending is not None
+        (key, result), self._pending = self._pending, None
         self._shown_key = key
-        scroll = self.text.verticalScrollBar().value()
-        self._set_highlighter(result.grammar.language)
-        self._moving = True
-        try:
-            self.text.setPlainText(result.grammar.text)
-        finally:
-            self._moving = False
-        self.text.verticalScrollBar().setValue(scroll)
+        grammar = result.grammar
+        # An edit the grammar does not see (a description) keeps the text, and its scroll.
+        if self.shown is None or self.shown.grammar.text != grammar.text:
+            scroll = self.text.verticalScrollBar().value()
+            self._set_highlighter(grammar.language, grammar.text.count("\n"))
+            self._moving = True
+            try:
+                self.text.setPlainText(grammar.text)
+            finally:
+                self._moving = False
+            self.text.verticalScrollBar().setValue(scroll)
         self._set_enabled(True)
         self.shown = result
         self._set_info(_summary(result), tone=None)
-        self.info.setToolTip(WHAT_RUNS[result.grammar.language])
+        plain = self._highlighter is None
+        self.info.setToolTip(WHAT_RUNS[grammar.language] + (_UNCOLOURED if plain else ""))
         kept = self.selected_rule
         self.selected_rule = None
         if kept is not None and kept in result.rules.definitions:
             self.select_rule(kept)
         self.sig_shown.emit()
 
-    def _set_highlighter(self, language: str) -> None:
+    def _set_highlighter(self, language: str, lines: int) -> None:
         if self._highlighter is not None:
             self._highlighter.setDocument(None)
+            self._highlighter = None
+        if lines > MAX_COLOURED_LINES:
+            return
         document = self.text.document()
         self._highlighter = (
             JsonHighlighter(document)

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
+from app.workbench import grammar_view
 from app.workbench.grammar_view import GrammarView, follow_editor
 from app.workbench.schema_editor import SchemaEditor
 from engine.examples import load_example
@@ -196,3 +197,23 @@ def test_editor_and_grammar_select_each_other(qtbot, view: GrammarView, wired: S
     view.text.setTextCursor(cursor)
     assert wired.editor.textCursor().selectedText() == "{"
     assert view.selected_rule == "kv"
+
+
+def test_a_hidden_pane_is_filled_when_shown(qtbot, view: GrammarView) -> None:
+    show(qtbot, view, compiled("currency"), "llamacpp")
+    view.hide()  # behind another tab
+    view.show_compiled(compiled("invoice"), "llamacpp", 5.0)
+    qtbot.waitUntil(lambda: view._pending is not None, timeout=SHOWN_MS)
+    assert view.text.toPlainText() == compiled("currency").gbnf
+    with qtbot.waitSignal(view.sig_shown, timeout=SHOWN_MS):
+        view.show()
+    assert view.text.toPlainText() == compiled("invoice").gbnf
+
+
+def test_long_grammars_are_not_coloured(qtbot, view: GrammarView, monkeypatch) -> None:
+    show(qtbot, view, compiled("currency"), "llamacpp")
+    assert view._highlighter is not None
+    monkeypatch.setattr(grammar_view, "MAX_COLOURED_LINES", 5)
+    show(qtbot, view, compiled("invoice"), "llamacpp")
+    assert view._highlighter is None
+    assert "without colours" in view.info.toolTip()
