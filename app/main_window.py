@@ -35,6 +35,7 @@ from app.shell.files import Unsaved, ask_save_path, ask_unsaved, dropped_schema,
 from app.shell.panes import PaneHost, scrolled
 from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
+from app.workbench.grammar_view import GrammarView, follow_editor
 from app.workbench.prompt_pane import PromptPane
 from app.workbench.schema_editor import SchemaEditor
 from engine.errors import MaskscopeError
@@ -110,6 +111,10 @@ class MainWindow(QMainWindow):
         # Under the schema editor, tabbed with the prompt: every problem of the schema.
         problems = self.schema_editor.problems_list
         self.add_pane("problems", "Problems", problems, Qt.DockWidgetArea.LeftDockWidgetArea)
+        # Under it too: the grammar the backend runs, selected in step with the schema.
+        self.grammar_view = GrammarView(self)
+        follow_editor(self.grammar_view, self.schema_editor)
+        self.add_pane("grammar", "Grammar", self.grammar_view, Qt.DockWidgetArea.LeftDockWidgetArea)
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
