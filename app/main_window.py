@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 
 from app.banner import ErrorBanner
 from app.chart.step_chart import StepChart
+from app.run.auto_rerun import AutoRerun, make_toggle
+from app.run.compare_view import CompareView
 from app.run.output_view import OutputView, verdict
 from app.run.routing import Routing
 from app.run.worker import ModelCache, RunController, RunRequest
@@ -41,7 +43,7 @@ from app.workbench.schema_editor import SchemaEditor
 from engine.errors import MaskscopeError
 from engine.examples import Example, examples
 from engine.model.llama import ModelInfo
-from engine.records import RunResult, StepRecord
+from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.saved import SavedRun, load_run, run_settings, save_run
 from engine.schema.parse import parse_schema
 from engine.settings import ModelSettings
@@ -83,6 +85,9 @@ class MainWindow(QMainWindow):
         self.settings_panel = SettingsPanel(self)
         self.step_chart = StepChart(self)
         self.output_view = OutputView(self)
+        self.compare_view = CompareView(self)
+        self.previous_run: SavedRun | None = None  # the last finished run, to compare with
+        self.auto_rerun = AutoRerun(self.controller, self.run, self.schema_editor.is_current, self)
         self.banner = ErrorBanner(self)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
@@ -106,6 +111,7 @@ class MainWindow(QMainWindow):
             ("chart", "Chart", self.step_chart, Qt.DockWidgetArea.RightDockWidgetArea),
             ("settings", "Settings", self.settings_scroll, Qt.DockWidgetArea.RightDockWidgetArea),
             ("output", "Output", self.output_view, Qt.DockWidgetArea.RightDockWidgetArea),
+            ("compare", "Compare", self.compare_view, Qt.DockWidgetArea.RightDockWidgetArea),
         ):
             self.add_pane(name, title, widget, area)
         # Under the schema editor, tabbed with the prompt: every problem of the schema.
@@ -227,6 +233,9 @@ class MainWindow(QMainWindow):
         self.stop_action.setEnabled(False)
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
+        run_menu.addSeparator()
+        self.auto_rerun_action = make_toggle(self)
+        run_menu.addAction(self.auto_rerun_action)
 
         menu.addMenu(self.view_menu)
         view_menu = self.view_menu
@@ -255,6 +264,7 @@ class MainWindow(QMainWindow):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         toolbar.addAction(self.run_action)
         toolbar.addAction(self.stop_action)
+        toolbar.addAction(self.auto_rerun_action)
         toolbar.addSeparator()
         toolbar.addAction(self.log_action)
         self.addToolBar(toolbar)
@@ -268,6 +278,13 @@ class MainWindow(QMainWindow):
         c.sig_error.connect(self._on_error)
         c.sig_run_ended.connect(self._on_run_ended)
         self.settings_panel.sig_model_changed.connect(self.controller.load)
+        self.auto_rerun_action.toggled.connect(self.auto_rerun.set_enabled)
+        self.auto_rerun_action.toggled.connect(self.store.set_auto_rerun)
+        self.schema_editor.editor.textChanged.connect(self.auto_rerun.note_edit)
+        self.schema_editor.sig_grammar_checked.connect(self.auto_rerun.on_checked)
+        self.auto_rerun.sig_restarting.connect(
+            lambda: self.status.showMessage("Schema edited: stopping this run to rerun it…")
+        )
         # The note under the schema is the chosen compiler's own report.
         self.settings_panel.compiler.currentTextChanged.connect(self.schema_editor.set_compiler)
         self.schema_editor.editor.document().modificationChanged.connect(self.setWindowModified)
@@ -286,6 +303,7 @@ class MainWindow(QMainWindow):
         self.schema_editor.check_now()
         self._set_path(path)
         self.log_action.setChecked(s.log_scale())
+        self.auto_rerun_action.setChecked(s.auto_rerun())
         self.step_chart.set_log_scale(s.log_scale())
         if (geometry := s.geometry("window")) is not None:
             self.restoreGeometry(geometry)
@@ -427,6 +445,7 @@ class MainWindow(QMainWindow):
             return False
         self.banner.hide()
         self.schema_editor.set_text(run.schema_text)
+        self.auto_rerun.forget_edit()  # a replay's schema is not an edit to rerun
         self.prompt_pane.set_text(run.prompt)
         self._set_path(None)
         self.step_chart.clear()
@@ -549,8 +568,19 @@ class MainWindow(QMainWindow):
         self.step_chart.redraw()  # draw the last step now, not on the next timer tick
         self.output_view.show_result(result, self.routing.violations(result, self._run_inputs[0]))
         self.routing.finished()
+        self._compare_with_previous(result)
         self.status.set_speed(result.tokens_per_s)
         self.status.showMessage(f"Finished: {verdict(result)[0]} · {result.n_tokens} tokens", 0)
+
+    def _compare_with_previous(self, result: RunResult) -> None:
+        """Each run that ended on its own is compared with the one before it; a stopped or
+        failed run is partial, and takes no part."""
+        if result.finish_reason in (FinishReason.CANCELLED, FinishReason.ERROR):
+            return
+        run = SavedRun(*self._run_inputs, self._model_name, tuple(self._run_records), result)
+        if self.previous_run is not None:
+            self.compare_view.compare(self.previous_run, run)
+        self.previous_run = run
 
     def _on_error(self, kind: str, message: str) -> None:
         self.last_error = (kind, message)
