@@ -32,6 +32,7 @@ from app.run.routing import Routing
 from app.run.worker import ModelCache, RunController, RunRequest
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
+from app.shell.crash_restore import CrashRestore, RestoreBanner
 from app.shell.edit_menu import EditActions
 from app.shell.files import Unsaved, ask_save_path, ask_unsaved, dropped_schema, window_title
 from app.shell.panes import PaneHost, scrolled
@@ -96,6 +97,8 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._connect()
         self._restore()
+        self.crash_restore = CrashRestore(self, self.restore_banner)
+        self.crash_restore.offer()
         # Load the model once the event loop runs, after the CLI has applied --model.
         QTimer.singleShot(0, self._preload_model)
 
@@ -126,6 +129,8 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.banner)
+        self.restore_banner = RestoreBanner(self)  # after a crash: Restore / Discard
+        layout.addWidget(self.restore_banner)
         layout.addWidget(self.panes, 1)
         self.setCentralWidget(central)
         fit_to_screen(self)
@@ -619,4 +624,5 @@ class MainWindow(QMainWindow):
         # the schema and prompt as a draft so quitting never loses edits.
         self.controller.shutdown()
         self._save_state()
+        self.crash_restore.quit_cleanly()
         event.accept()

@@ -7,10 +7,13 @@ point it at a throw-away INI file instead of the user's real settings.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
+import platformdirs
 from PySide6.QtCore import QByteArray, QSettings
 
+from engine.model.paths import APP_NAME
 from engine.settings import GenerationSettings, ModelSettings
 
 ORGANIZATION = "Maskscope"
@@ -33,6 +36,13 @@ class SettingsStore:
     def remove_geometry(self, *keys: str) -> None:
         for key in keys:
             self._s.remove(f"layout/{key}")
+
+    def data_dir(self) -> Path:
+        """Where the window keeps files of its own (the autosave): the platformdirs user data
+        folder, or beside the settings file when the store is one (as in tests)."""
+        if self._s.format() == QSettings.Format.IniFormat and self._s.fileName():
+            return Path(self._s.fileName()).parent / "data"
+        return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
     # --- recent files --------------------------------------------------------------------
     def recent_files(self) -> list[str]:

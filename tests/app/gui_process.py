@@ -19,16 +19,30 @@ PROMPT = ["--prompt-file", str(EXAMPLES / "currency.prompt.txt")]
 AUTORUN = ["--autorun", "--quit-after-run"]
 
 
+def gui_env(config_home: Path) -> dict[str, str]:
+    """The environment of a window whose settings and data (the autosave) are under
+    config_home, never the user's own."""
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        XDG_CONFIG_HOME=str(config_home),
+        XDG_DATA_HOME=str(config_home / "data-home"),
+    )
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+GUI = [sys.executable, "-m", "app.main"]
+
+
 def run_gui(
     config_home: Path, *args: str, cwd: Path = ROOT, timeout: int = 180
 ) -> subprocess.CompletedProcess:
     """python -m app.main with its settings under config_home, never the user's own."""
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(config_home))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-m", "app.main", *args],
+        [*GUI, *args],
         cwd=cwd,
-        env=env,
+        env=gui_env(config_home),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -44,21 +44,21 @@ def test_view_menu_hides_a_pane_and_reset_brings_it_back(qtbot, store, monkeypat
 
 def test_added_panes_are_tabbed_beside_their_neighbours(qtbot, store, monkeypatch) -> None:
     window = open_window(qtbot, store, monkeypatch)
-    problems = window.add_pane("problems", "Problems", QLabel("p"), LEFT)
-    compare = window.add_pane("compare", "Compare", QLabel("c"), RIGHT)
-    grammar = window.add_pane("grammar", "Grammar", QLabel("g"), LEFT, tab_with="schema")
+    notes = window.add_pane("notes", "Notes", QLabel("p"), LEFT)
+    log = window.add_pane("log", "Log", QLabel("c"), RIGHT)
+    outline = window.add_pane("outline", "Outline", QLabel("g"), LEFT, tab_with="schema")
     host = window.panes
     qtbot.wait(10)  # Qt lists a new tab once the event loop has run
-    assert problems in host.tabifiedDockWidgets(host.dock("prompt"))
-    assert compare in host.tabifiedDockWidgets(host.dock("output"))
-    assert grammar in host.tabifiedDockWidgets(host.dock("schema"))
-    assert problems.toggleViewAction() in window.view_menu.actions()
+    assert notes in host.tabifiedDockWidgets(host.dock("prompt"))
+    assert log in host.tabifiedDockWidgets(host.dock("output"))
+    assert outline in host.tabifiedDockWidgets(host.dock("schema"))
+    assert notes.toggleViewAction() in window.view_menu.actions()
     # Joining a tab group does not cover the pane already there.
     assert not host.dock("prompt").visibleRegion().isEmpty()
     host.reset_layout()  # the extra panes keep their default places
     qtbot.wait(10)
     qtbot.wait(10)
-    assert problems in host.tabifiedDockWidgets(host.dock("prompt"))
+    assert notes in host.tabifiedDockWidgets(host.dock("prompt"))
 
 
 def test_layout_is_remembered(qtbot, store: SettingsStore, monkeypatch) -> None:
@@ -75,11 +75,11 @@ def test_layout_is_remembered(qtbot, store: SettingsStore, monkeypatch) -> None:
 
 def test_a_pane_added_after_restore_takes_its_saved_place(qtbot, store, monkeypatch) -> None:
     window = open_window(qtbot, store, monkeypatch)
-    problems = window.add_pane("problems", "Problems", QLabel("p"), LEFT)
-    window.panes.addDockWidget(RIGHT, problems)  # the user moved it
+    notes = window.add_pane("notes", "Notes", QLabel("p"), LEFT)
+    window.panes.addDockWidget(RIGHT, notes)  # the user moved it
     window.close()
     again = open_window(qtbot, store, monkeypatch)
-    moved = again.add_pane("problems", "Problems", QLabel("p"), LEFT)
+    moved = again.add_pane("notes", "Notes", QLabel("p"), LEFT)
     assert again.panes.dockWidgetArea(moved) == RIGHT
 
 

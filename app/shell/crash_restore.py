@@ -1,0 +1,115 @@
+"""The window's side of autosave: what its state is, how it comes back, and the banner
+that offers it after a crash (non-modal: the window is usable while it waits)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QByteArray, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from app.shell.autosave import Autosave, WorkState
+from engine.settings import GenerationSettings
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+
+def snapshot(window: MainWindow) -> WorkState:
+    return WorkState(
+        schema=window.schema_editor.text(),
+        prompt=window.prompt_pane.text(),
+        path=window.current_path,
+        example=window.current_example,
+        settings=dataclasses.asdict(window.settings_panel.generation_settings()),
+        layout={
+            "panes": bytes(window.panes.save_layout().toBase64()).decode("ascii"),
+            "window": bytes(window.saveGeometry().toBase64()).decode("ascii"),
+        },
+    )
+
+
+def restore(window: MainWindow, state: WorkState) -> None:
+    """Put a recovered state back; the texts as undoable edits, marked as unsaved."""
+    window.schema_editor.set_text(state.schema)
+    window.prompt_pane.set_text(state.prompt)
+    window._set_path(state.path, state.example)
+    window.schema_editor.editor.document().setModified(True)  # not what the file holds
+    known = {f.name for f in dataclasses.fields(GenerationSettings)}
+    settings = {k: v for k, v in state.settings.items() if k in known}
+    with contextlib.suppress(TypeError, ValueError):  # another version's: the current stay
+        window.settings_panel.set_generation_settings(GenerationSettings(**settings))
+    if panes := state.layout.get("panes"):
+        window.panes.restore_layout(QByteArray.fromBase64(panes.encode("ascii")))
+    if geometry := state.layout.get("window"):
+        window.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+
+
+class RestoreBanner(QFrame):
+    """ "Maskscope did not quit cleanly … [Restore] [Discard]"."""
+
+    sig_restore = Signal()
+    sig_discard = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("restoreBanner")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.restore_button = QPushButton("Restore", self)
+        self.restore_button.setToolTip("Bring back the schema, prompt, settings and layout")
+        self.discard_button = QPushButton("Discard", self)
+        self.discard_button.setToolTip("Keep what is open now and forget the autosaved work")
+        self.restore_button.clicked.connect(self.sig_restore)
+        self.discard_button.clicked.connect(self.sig_discard)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 4, 4)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.restore_button)
+        layout.addWidget(self.discard_button)
+        self.hide()
+
+    def offer(self, state: WorkState) -> None:
+        when = time.strftime("%H:%M on %d %b", time.localtime(state.saved_at))
+        what = state.path or (f"example “{state.example}”" if state.example else "untitled")
+        self.label.setText(
+            f"<b>Maskscope did not quit cleanly.</b> Restore the work autosaved at {when} "
+            f"(schema: {what})?"
+        )
+        self.show()
+
+
+class CrashRestore:
+    """Autosaves the window's state and offers a crashed session's state back."""
+
+    def __init__(self, window: MainWindow, banner: RestoreBanner) -> None:
+        self._window, self.banner = window, banner
+        self.autosave = Autosave(window.store.data_dir(), lambda: snapshot(window), window)
+        banner.sig_restore.connect(self.restore)
+        banner.sig_discard.connect(self.discard)
+
+    def offer(self) -> bool:
+        """Show the banner if a crashed session left work; True when it did."""
+        if self.autosave.recovered is None:
+            return False
+        self.banner.offer(self.autosave.recovered)
+        return True
+
+    def restore(self) -> None:
+        if (state := self.autosave.recovered) is not None:
+            restore(self._window, state)
+        self._answered()
+
+    def discard(self) -> None:
+        self._answered()
+
+    def _answered(self) -> None:
+        self.autosave.forget_recovered()
+        self.banner.hide()
+
+    def quit_cleanly(self) -> None:
+        self.autosave.mark_clean()
