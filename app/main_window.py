@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMenu,
-    QMessageBox,
     QStyle,
     QToolBar,
     QVBoxLayout,
@@ -32,6 +31,7 @@ from app.run.routing import Routing
 from app.run.worker import ModelCache, RunController, RunRequest
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
+from app.shell.about import AboutDialog
 from app.shell.crash_restore import CrashRestore, RestoreBanner
 from app.shell.edit_menu import EditActions
 from app.shell.files import Unsaved, ask_save_path, ask_unsaved, dropped_schema, window_title
@@ -607,13 +607,7 @@ class MainWindow(QMainWindow):
         self.status.clearMessage()  # a worker state ("Compiling schema…") is over
 
     def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About Maskscope",
-            "<b>Maskscope</b><p>A playground for constrained decoding: watch how "
-            "a JSON Schema's grammar masks a language model's next-token "
-            "choices, step by step.</p>",
-        )
+        AboutDialog(self, self._model_name).exec()
 
     # --- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
