@@ -98,3 +98,41 @@ def test_results_from_older_inputs_are_out_of_date(
     window.settings_panel.seed.setValue(window.settings_panel.seed.value() + 1)
     qtbot.waitUntil(output.is_stale, timeout=3000)
     assert "The settings changed" in output.stale.toolTip()
+
+
+MULTIPLE_OF_7 = (
+    '{"type": "object", "properties": {"code": {"type": "integer", "multipleOf": 7}}, '
+    '"required": ["code"], "additionalProperties": false}'
+)
+
+
+def test_a_violation_is_highlighted_and_tied_to_its_warning(
+    qtbot, window: MainWindow, run_to_end
+) -> None:
+    window.settings_panel.compiler.setCurrentText("llamacpp")  # it skips multipleOf
+    window.settings_panel.temperature.setValue(0.0)
+    window.prompt_pane.set_text("The ticket code is 12.\nAs JSON:\n")
+    schema = window.schema_editor
+    schema.set_text(MULTIPLE_OF_7)
+    qtbot.waitUntil(schema.is_current, timeout=CHECK_MS)
+    warning = next(p for p in schema.problems() if p.kind == "unenforced")
+    assert warning.keyword == "multipleOf"
+    run_to_end(window)
+    output = window.output_view
+    result = window.last_result
+    assert result is not None and result.parsed["code"] % 7 != 0, result.text
+    [violation] = output.violations
+    assert (violation.path, violation.keyword) == ("$.code", "multipleOf")
+    assert violation.warning == warning
+    start, end = violation.span
+    assert result.text[start:end] == str(result.parsed["code"])
+    [marked] = output.raw.extraSelections()  # the value is highlighted in the output
+    assert marked.cursor.selectedText() == str(result.parsed["code"])
+    item = output.issues.topLevelItem(output.issues.topLevelItemCount() - 1)
+    assert "not enforced by the grammar" in item.text(1)
+    output.issues.itemClicked.emit(item, 0)  # a click on the violation selects its warning
+    assert schema.problems_list.current() == warning
+    # and back: picking the warning selects the violation's row
+    output.issues.clearSelection()
+    schema.problems_list.sig_selected.emit(warning)
+    assert item.isSelected()
