@@ -1,0 +1,160 @@
+"""The window's schema file: open, save, recent files, a dropped file, the title, and
+the question asked before unsaved changes would be replaced.
+
+A mixin of MainWindow, so that the window keeps its methods (open_schema, save_schema,
+load_example, ...) while their code lives here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QFileDialog, QMenu
+
+from app.shell.files import Unsaved, ask_save_path, ask_unsaved, dropped_schema, window_title
+from engine.examples import Example
+
+if TYPE_CHECKING:
+    from app.settings.panel import SettingsPanel
+    from app.settings.store import SettingsStore
+    from app.status import StatusBar
+    from app.workbench.prompt_pane import PromptPane
+    from app.workbench.schema_editor import SchemaEditor
+
+SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"
+
+
+class SchemaFiles:
+    """What the window's file methods use of it."""
+
+    schema_editor: SchemaEditor
+    prompt_pane: PromptPane
+    settings_panel: SettingsPanel
+    status: StatusBar
+    store: SettingsStore
+    recent_menu: QMenu
+    current_path: str | None
+    current_example: str | None
+    _draft_baseline: tuple[str, str] | None
+
+    if TYPE_CHECKING:  # the window's own, declared only: a stub here would hide Qt's
+
+        def _report(self, title: str, message: str, cause: str = "file") -> None: ...
+        def setWindowTitle(self, title: str) -> None: ...
+
+    def _set_path(self, path: str | None, example: str | None = None) -> None:
+        """The schema's file, or the example it came from: both name the window."""
+        self.current_path, self.current_example = path, example
+        self.setWindowTitle(window_title(path, example))
+
+    def ask_unsaved(self, before: str) -> Unsaved:
+        """The question before unsaved schema changes would be replaced; tests patch it."""
+        name = Path(self.current_path).name if self.current_path else "untitled schema"
+        return ask_unsaved(self, self.current_example or name, before)
+
+    def may_replace_schema(self, before: str) -> bool:
+        """True when the schema has no unsaved changes, or the user saved or dropped them."""
+        if not self.schema_editor.editor.document().isModified():
+            return True
+        answer = self.ask_unsaved(before)
+        if answer is Unsaved.SAVE:
+            return self.save_schema()
+        return answer is Unsaved.DISCARD
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_schema(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        if (path := dropped_schema(event.mimeData())) is not None:
+            event.acceptProposedAction()
+            self.open_schema(path)
+
+    def load_example(self, example: Example) -> None:
+        """Replace schema and prompt as undoable edits: Ctrl+Z in either brings back the
+        user's text, so an example never costs unsaved work."""
+        if not self.may_replace_schema("loading the example"):
+            return
+        had_text = bool(self.schema_editor.text().strip())
+        self.schema_editor.set_text(example.schema_text)
+        self.schema_editor.editor.document().setModified(False)  # until the user edits it
+        self.prompt_pane.set_text(example.prompt)
+        # Save must not write the example over the user's file: Save asks for a name.
+        self._set_path(None, example.title)
+        panel = self.settings_panel
+        panel.set_generation_settings(example.settings(panel.generation_settings()))
+        hint = " — Undo restores the previous schema" if had_text else ""
+        own = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in example.generation.items())
+        own = f" (its own settings: {own})" if own else ""
+        self.status.showMessage(f"Loaded example “{example.title}”{own}{hint}", 8000)
+
+    def open_schema_dialog(self) -> None:
+        start = str(Path(self.current_path).parent) if self.current_path else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open schema", start, SCHEMA_FILTER)
+        if path:
+            self.open_schema(path)
+
+    def open_schema(self, path: str) -> bool:
+        if not self.may_replace_schema("opening another schema"):
+            return False
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            self._report("Cannot open schema", f"{path}: {e}")
+            return False
+        self.schema_editor.set_text(text)  # undoable, like an example
+        self.schema_editor.editor.document().setModified(False)
+        self._set_path(path)
+        self.store.add_recent_file(path)
+        return True
+
+    def keep_saved_draft(self) -> None:
+        """Files opened from the command line replace the draft in the window, not in the
+        settings: quitting keeps the stored draft unless the schema or prompt is edited."""
+        self._draft_baseline = (self.schema_editor.text(), self.prompt_pane.text())
+
+    def open_prompt(self, path: str) -> bool:
+        try:
+            self.prompt_pane.set_text(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            self._report("Cannot open prompt", f"{path}: {e}")
+            return False
+        return True
+
+    def save_schema(self) -> bool:
+        if self.current_path is None:
+            return self.save_schema_as()
+        return self._write_schema(self.current_path)
+
+    def save_schema_as(self) -> bool:
+        path = self.ask_schema_path()
+        return bool(path) and self._write_schema(path)
+
+    def ask_schema_path(self) -> str:
+        """Where Save as writes, with .json added to a bare name; tests patch it."""
+        return ask_save_path(self, "Save schema as", self.current_path or "", SCHEMA_FILTER)
+
+    def _write_schema(self, path: str) -> bool:
+        try:
+            Path(path).write_text(self.schema_editor.text(), encoding="utf-8")
+        except OSError as e:
+            self._report("Cannot save schema", f"{path}: {e}")
+            return False
+        self.schema_editor.editor.document().setModified(False)
+        self._set_path(path)
+        self.store.add_recent_file(path)
+        self.status.showMessage(f"Saved {path}", 5000)
+        return True
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.store.recent_files()
+        for path in recent:
+            self.recent_menu.addAction(path, lambda p=path: self.open_schema(p))
+        if recent:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", self.store.clear_recent_files)
+        else:
+            self.recent_menu.addAction("(none)").setEnabled(False)
