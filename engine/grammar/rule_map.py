@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from engine.grammar.compile import CompiledSchema
+from engine.grammar.maskscope.resolve import child_path
 from engine.grammar.rewrite import distinct_lark_names
 
 # Where a definition starts, per language: `name ::= ...` in GBNF, `name: ...` in Lark.
@@ -74,7 +75,33 @@ def rule_map(compiled: CompiledSchema, text: str, language: str) -> RuleMap:
     if root is not None and rule_of_path:  # the grammar's start holds the whole schema
         path_of_rule.setdefault(root, "$")
     owner = _owners(text, language, definitions, path_of_rule)
+    owner.update(_members(text, language, definitions, path_of_rule))
     return RuleMap(language, definitions, rule_of_path, path_of_rule, owner)
+
+
+# A key-value rule: the key's literal first (`"\"quantity\""`, a key without escapes).
+_MEMBER_KEY = re.compile(r'"\\"([^"\\]*)\\""')
+
+
+def _members(
+    text: str, language: str, definitions: dict[str, tuple[int, int]], holds: dict[str, str]
+) -> dict[str, str]:
+    """A key-value rule (`kv-4 ::= "\"quantity\"" ws ":" ws quantity ws`) belongs to the
+    property it writes: the one rule it names that holds `...properties.quantity`."""
+    found: dict[str, str] = {}
+    for name, (start, end) in definitions.items():
+        head = _DEFINITION[language].match(text, start)
+        body = text[head.end() if head else start : end]
+        key = _MEMBER_KEY.match(body)
+        if name in holds or key is None:
+            continue
+        named = {m.group() for m in _NAME[language].finditer(_blank_quoted(body, language))}
+        paths = {holds[n] for n in named if n in holds}
+        tail = child_path("$.properties", key.group(1))[len("$.properties") :]
+        mine = [p for p in paths if p.endswith(tail) and p[: -len(tail)].endswith("properties")]
+        if len(mine) == 1:
+            found[name] = mine[0]
+    return found
 
 
 def _definitions(text: str, language: str) -> dict[str, tuple[int, int]]:

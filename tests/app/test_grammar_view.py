@@ -138,7 +138,10 @@ def test_grammar_position_chooses_schema_path(qtbot, view: GrammarView) -> None:
     assert chosen.args == ["$.properties.items.items.properties.quantity"]
     assert view.selected_rule == "quantity"
     assert "quantity holds $.properties.items.items.properties.quantity" in view.rule_tooltip(at)
-    assert "is part of $.properties.items.items" in view.rule_tooltip(c.gbnf.index(line))
+    kv_tip = view.rule_tooltip(c.gbnf.index(line))
+    assert "is part of $.properties.items.items.properties.quantity" in kv_tip
+    object_tip = view.rule_tooltip(c.gbnf.index("\nobject ::=") + 1)
+    assert object_tip.startswith("object is part of $.properties.items.items —")
     assert "shared" in view.rule_tooltip(c.gbnf.index("\nws ::=") + 1)
     start, end = view.schema_span("$.properties.items.items.properties.quantity")
     assert c.text[start:end] == '"quantity"'
@@ -190,13 +193,13 @@ def test_editor_and_grammar_select_each_other(qtbot, view: GrammarView, wired: S
         cursor.setPosition(qt_offset(grammar, needle, 0))
         view.text.setTextCursor(cursor)
         assert wired.editor.textCursor().selectedText() == selected
-    # The editor's cursor, moved by the view, does not move the view back: the key-value
-    # rule belongs to the root object, whose own rule is another.
+    # The editor's cursor, moved by the view, does not move the view back: the object rule
+    # belongs to the root schema, whose own rule is another.
     cursor = view.text.textCursor()
-    cursor.setPosition(qt_offset(grammar, "\nkv:"))
+    cursor.setPosition(qt_offset(grammar, "\nobject:"))
     view.text.setTextCursor(cursor)
     assert wired.editor.textCursor().selectedText() == "{"
-    assert view.selected_rule == "kv"
+    assert view.selected_rule == "object"
 
 
 def test_a_hidden_pane_is_filled_when_shown(qtbot, view: GrammarView) -> None:

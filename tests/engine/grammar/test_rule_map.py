@@ -93,13 +93,17 @@ def test_rules_without_a_subschema_take_their_holders() -> None:
     c = compiled("invoice")
     grammar = backend_grammar(c, "llamacpp")
     rules = rule_map(c, grammar)
-    # The line item's "quantity" key-value pair belongs to the line item object...
+    # The line item's object rule and its members' sequence belong to the line item...
+    assert definition(c.gbnf, rules, "object").startswith('object ::= "{" ws props-4')
+    assert rules.path_for_rule("object") == "$.properties.items.items"
+    assert rules.path_for_rule("props-4") == "$.properties.items.items"
+    # ...a key-value pair, to the property it writes...
     kv = next(
         n
         for n in rules.definitions
         if definition(c.gbnf, rules, n).startswith(f'{n} ::= "\\"quantity')
     )
-    assert rules.path_for_rule(kv) == "$.properties.items.items"
+    assert rules.path_for_rule(kv) == "$.properties.items.items.properties.quantity"
     # ...but whitespace is named everywhere, so it belongs to no one subschema.
     assert rules.path_for_rule("ws") is None
 
