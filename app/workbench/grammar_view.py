@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import re
 import threading
 from bisect import bisect_left
@@ -52,6 +53,8 @@ from engine.workbench.locate import Path, Spans, locate, path_parts, path_text
 
 if TYPE_CHECKING:
     from app.workbench.schema_editor import SchemaEditor
+
+log = logging.getLogger(__name__)
 
 # Past this many lines the grammar is shown uncoloured: colouring 7,000 lines (a 1 MB
 # schema's grammar) holds the GUI thread for about half a second on each edit.
@@ -292,6 +295,9 @@ class GrammarView(QWidget):
                 result: Shown | str = prepare(compiled, backend, compile_ms)
             except MaskscopeError as e:
                 result = e.message
+            except Exception as e:  # a bug must not leave the pane showing an old grammar
+                log.exception("grammar view preparation failed")
+                result = f"internal error: {type(e).__name__}: {e}"
         with contextlib.suppress(RuntimeError):  # the window closed meanwhile
             self._sig_prepared.emit(number, key, result)
 
