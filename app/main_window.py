@@ -297,14 +297,15 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         s = self.store
         self.settings_panel.set_settings(s.model_settings(), s.generation_settings())
         schema, prompt, path = s.draft()
+        example = s.draft_example()
         if schema is None:
             first = examples()[0]
-            schema, prompt, path = first.schema_text, first.prompt, None
+            schema, prompt, path, example = first.schema_text, first.prompt, None, first.title
         # Initial text needs no undo history: plain setPlainText is right here.
         self.schema_editor.editor.setPlainText(schema)
         self.prompt_pane.editor.setPlainText(prompt or "")
         self.schema_editor.check_now()
-        self._set_path(path)
+        self._set_path(path, example)
         self.log_action.setChecked(s.log_scale())
         self.auto_rerun_action.setChecked(s.auto_rerun())
         self.step_chart.set_log_scale(s.log_scale())
@@ -328,6 +329,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         texts = (self.schema_editor.text(), self.prompt_pane.text())
         if texts != self._draft_baseline:
             s.set_draft(*texts, self.current_path)
+            s.set_draft_example(self.current_example)
         s.set_log_scale(self.log_action.isChecked())
         s.sync()
 

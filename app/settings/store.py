@@ -81,6 +81,13 @@ class SettingsStore:
         self._s.setValue("draft/prompt", prompt)
         self._s.setValue("draft/path", path or "")
 
+    def draft_example(self) -> str | None:
+        """The title of the example the draft came from, which names the window."""
+        return _opt_str(self._s.value("draft/example"))
+
+    def set_draft_example(self, title: str | None) -> None:
+        self._s.setValue("draft/example", title or "")
+
     def log_scale(self) -> bool:
         return _to_bool(self._s.value("view/log_scale", False))
 

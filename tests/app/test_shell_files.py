@@ -158,3 +158,13 @@ def test_a_dropped_schema_opens(window: MainWindow, tmp_path: Path) -> None:
     notes.write_text("x", encoding="utf-8")
     _drop(window, notes)
     assert window.current_path == str(again)
+
+
+def test_first_start_and_a_restart_name_the_example(qtbot, store, monkeypatch) -> None:
+    first = open_window(qtbot, store, monkeypatch)  # no draft yet: the first example
+    assert first.windowTitle() == "Example: Invoice currency (enum)[*] — Maskscope"
+    first.load_example(load_example("person"))
+    first.close()
+    again = open_window(qtbot, store, monkeypatch)
+    assert again.windowTitle() == "Example: Person (name first)[*] — Maskscope"
+    assert again.current_path is None  # Save still asks for a name
