@@ -51,6 +51,15 @@ def report_build_problem(problem: str, interactive: bool) -> int:
     return EXIT_BROKEN_BUILD
 
 
+def gui_thread_garbage_collector() -> object:
+    """Python collects on whichever thread allocates (the live check, the grammar pane), and
+    a Qt object collected off the GUI thread can crash the process; this turns automatic
+    collection off and collects on a GUI-thread timer instead."""
+    from pyqtgraph.util.garbage_collector import GarbageCollector  # imports pyqtgraph
+
+    return GarbageCollector(interval=1.0)
+
+
 def main_gui(args: argparse.Namespace) -> int:
     # The window loads llama.cpp as it opens: a build that would crash it is reported first.
     problem = build_problem()
@@ -66,6 +75,7 @@ def main_gui(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Maskscope")
     app.setOrganizationName("Maskscope")
+    collector = gui_thread_garbage_collector()  # noqa: F841 (kept alive while the app runs)
     window = MainWindow()
     if args.example:
         window.load_example(load_example(args.example))

@@ -5,6 +5,7 @@ The tests drive real widgets against the real engine and the bundled default mod
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import QSettings
 
+from app.main import gui_thread_garbage_collector
 from app.main_window import MainWindow
 from app.run.worker import ModelCache
 from app.settings.store import SettingsStore
@@ -23,6 +25,16 @@ from engine.examples import Example, load_example
 from engine.settings import GenerationSettings
 
 RUN_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="session", autouse=True)
+def gui_thread_gc(qapp) -> Iterator[None]:
+    """As in the app (app/main.py): a collection on a helper thread that frees a Qt object
+    crashed a test run once, so the window tests collect on the GUI thread too."""
+    collector = gui_thread_garbage_collector()
+    yield
+    collector.timer.stop()  # type: ignore[attr-defined]
+    gc.enable()
 
 
 @pytest.fixture(scope="session")
