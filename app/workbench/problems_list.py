@@ -10,8 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QIcon, QKeySequence, QPainter, QPixmap
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    QRectF,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QGuiApplication,
+    QIcon,
+    QKeySequence,
+    QPainter,
+    QPen,
+    QPixmap,
+    QPolygonF,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -39,15 +57,35 @@ def severity_color(severity: str) -> QColor:
     return {"error": colors.bad, "warning": colors.warn}.get(severity, colors.raw_valid)
 
 
-def severity_icon(severity: str, size: int = 12) -> QIcon:
-    """A filled dot in the severity's colour, with its mark: follows the light/dark theme."""
+def severity_icon(severity: str, size: int = 14) -> QIcon:
+    """A shape per severity, not only a colour: a circle with a cross (error), a triangle
+    with "!" (warning), a circle with "i" (note). Colours follow the light/dark theme."""
     pixmap = QPixmap(size, size)
     pixmap.fill(Qt.GlobalColor.transparent)
     painter = QPainter(pixmap)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setPen(Qt.PenStyle.NoPen)
     painter.setBrush(severity_color(severity))
-    painter.drawEllipse(0, 0, size, size)
+    r = QRectF(0.5, 0.5, size - 1, size - 1)
+    if severity == "warning":
+        painter.drawPolygon(
+            QPolygonF([QPointF(r.center().x(), r.top()), r.bottomRight(), r.bottomLeft()])
+        )
+    else:
+        painter.drawEllipse(r)
+    pen = QPen(QColor("white"), max(1.5, size / 8))
+    pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+    painter.setPen(pen)
+    c, d = r.center(), size * 0.2
+    if severity == "error":
+        painter.drawLine(QPointF(c.x() - d, c.y() - d), QPointF(c.x() + d, c.y() + d))
+        painter.drawLine(QPointF(c.x() - d, c.y() + d), QPointF(c.x() + d, c.y() - d))
+    elif severity == "warning":
+        painter.drawLine(QPointF(c.x(), r.top() + size * 0.38), QPointF(c.x(), c.y() + d))
+        painter.drawPoint(QPointF(c.x(), r.bottom() - size * 0.16))
+    else:
+        painter.drawLine(QPointF(c.x(), c.y() - d * 0.2), QPointF(c.x(), c.y() + d * 1.3))
+        painter.drawPoint(QPointF(c.x(), c.y() - d * 1.4))
     painter.end()
     return QIcon(pixmap)
 
@@ -181,8 +219,7 @@ class ProblemsList(QWidget):
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(QLabel("<b>Problems</b>", self))
-        top.addWidget(self.counts)
+        top.addWidget(self.counts)  # the pane's title says "Problems"
         top.addStretch(1)
         top.addWidget(self.fix_button)
         top.addWidget(self.copy_button)
