@@ -80,9 +80,10 @@ def _shown_chart(app: QApplication) -> StepChart:
     return chart
 
 
-def chart_update_ms(app: QApplication, records: list[StepRecord]) -> float:
+def chart_update_ms(app: QApplication, records: list[StepRecord], bar_log: bool = False) -> float:
     """Median time to show one more StepRecord in the app's chart, paint included."""
     chart = _shown_chart(app)
+    chart.set_bar_log_scale(bar_log)
     times = []
     for record in records:
         t0 = time.perf_counter()

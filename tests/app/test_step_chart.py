@@ -3,34 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import QPointF
+from step_chart_records import make_record, shown_chart
 
-from app.chart.step_chart import MIN_MASS_STEPS, StepChart, mass_plot_span
-from engine.records import Candidate, StepRecord
-
-
-def _record(step: int, texts: tuple[str, ...] = ("a", "b", "✗c")) -> StepRecord:
-    cands = tuple(
-        Candidate(
-            id=i, text=t.lstrip("✗"), p_raw=0.5 / (i + 1), p_masked=0.0, valid=not t.startswith("✗")
-        )
-        for i, t in enumerate(texts)
-    )
-    return StepRecord(
-        step=step,
-        token_id=0,
-        token_text="a",
-        token_piece="a",
-        top_raw=cands,
-        top_masked=tuple(c for c in cands if c.valid),
-        valid_mass=0.8,
-        valid_mass_bound=0.0,
-        n_valid=2,
-        n_valid_exact=True,
-        entropy=1.0,
-        forward_ms=1.0,
-        mask_ms=0.1,
-        output_chars=step + 1,
-    )
+from app.chart.step_chart import MIN_MASS_STEPS, mass_plot_span
 
 
 @pytest.mark.parametrize("span", [0, 5, 9, 10, 11, 57, 99, 100, 137, 499, 500, 4321])
@@ -45,35 +21,46 @@ def test_mass_plot_span_changes_rarely() -> None:
     assert len(spans) < 40  # the step axis is redrawn once per change, not once per step
 
 
-def test_redraw_shows_newest_step_and_sets_ticks_only_on_change(qtbot) -> None:
-    chart = StepChart()
-    qtbot.addWidget(chart)
-    chart.resize(660, 820)
-    chart.show()
-    axis = chart.bar_plot.getAxis("bottom")
+def test_redraw_shows_newest_step_and_repaints_labels_only_on_change(qtbot) -> None:
+    chart = shown_chart(qtbot)
+    axis = chart.bars.token_axis
     calls = []
-    set_ticks = axis.setTicks
-    axis.setTicks = lambda ticks: (calls.append(ticks), set_ticks(ticks))  # type: ignore[method-assign]
+    update = axis.update
+    axis.update = lambda *a: (calls.append(a), update(*a))  # type: ignore[method-assign]
 
     for step in range(3):
-        chart.push(_record(step))
+        chart.push(make_record(step))
     chart.redraw()
-    assert chart.current_line.value() == 2
-    assert [label for _, label in axis._tickLevels[0]] == ["a", "b", "✗c"]
-    assert len(chart.raw_masked_bars.opts["height"]) == 1
-    assert chart.step_label.text().startswith("step <b>2</b> of 3")
+    assert chart.current_line.value() == 3  # steps count from 1 on the plot
+    assert [label for _, label in axis.rows] == ["a", "b", "✗c"]
+    assert len(chart.raw_masked_bars.opts["width"]) == 1
+    assert chart.step_label.text().startswith("step <b>3</b> of 3")
 
     n_calls = len(calls)
-    chart.push(_record(3))
-    chart.redraw()  # same tokens: the axis keeps its labels and its cached picture
+    chart.push(make_record(3))
+    chart.redraw()  # same tokens: the axis is not repainted
     assert len(calls) == n_calls
-    chart.push(_record(4, ("x", "y")))
+    chart.push(make_record(4, ("x", "y")))
     chart.redraw()
     assert len(calls) == n_calls + 1
-    assert [label for _, label in axis._tickLevels[0]] == ["x", "y"]
+    assert [label for _, label in axis.rows] == ["x", "y"]
 
     chart.show_step(0)
-    assert chart.current_line.value() == 0
+    assert chart.current_line.value() == 1
+    assert chart.step_label.text().startswith("step <b>1</b> of 5")
     chart.clear()
-    assert axis._tickLevels == [[]]
+    assert axis.rows == []
     assert chart.step_label.text() == "No steps yet: press Run."
+
+
+def test_the_most_probable_token_is_the_top_row_and_the_sampled_one_is_marked(qtbot) -> None:
+    chart = shown_chart(qtbot)
+    record = make_record(0, ("a", "b", "✗c"), chosen=1)
+    chart.push(record)
+    chart.redraw()
+    vb = chart.bar_plot.getPlotItem().vb
+    ticks = chart.bars.token_axis.rows
+    top_of = {label: vb.mapViewToScene(QPointF(0, y)).y() for y, label in ticks}
+    assert top_of["a"] < top_of["b"] < top_of["✗c"]  # ranked top down
+    xs, ys = chart.bars.chosen_marker.getData()
+    assert list(ys) == [1.0] and xs[0] > record.top_raw[1].p_raw  # just past the bar's end

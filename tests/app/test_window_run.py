@@ -31,11 +31,11 @@ def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, ru
 
     chart = window.step_chart
     assert len(chart.records) == result.n_tokens > 0
-    raw_bars = len(chart.raw_valid_bars.opts["height"]) + len(chart.raw_masked_bars.opts["height"])
+    raw_bars = len(chart.raw_valid_bars.opts["width"]) + len(chart.raw_masked_bars.opts["width"])
     assert raw_bars > 0
-    assert len(chart.after_bars.opts["height"]) > 0
-    ticks = chart.bar_plot.getAxis("bottom")._tickLevels
-    assert ticks and len(ticks[0]) == raw_bars
+    assert len(chart.after_bars.opts["width"]) > 0
+    rows = chart.bars.token_axis.rows  # one label per row in view; more scroll into view
+    assert rows and len(rows) == len(chart.bars.shown_rows) <= raw_bars
     xs, _ = chart.mass_curve.getData()
     assert len(xs) == result.n_tokens
 

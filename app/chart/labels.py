@@ -1,0 +1,75 @@
+"""Token labels for the candidate chart: whitespace drawn as symbols, cut to a fixed width.
+
+A token's display text (engine/model/tokens.py) spells a newline as the two characters
+``\\n``, which a label cannot tell from a token that really is a backslash and an n (common
+inside JSON strings). Where the exact piece is known and the display text is just its
+readable form, labels are made from the piece instead; byte tokens (<0x20>) and special
+tokens keep their display text, which must read differently from ordinary tokens.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+
+from engine.model.tokens import readable_piece
+from engine.records import Candidate
+
+WHITESPACE_SYMBOLS = {" ": "␣", "\n": "↵", "\t": "⇥"}
+RUN_FOLD = 4  # a run of this many equal whitespace characters or more reads "␣×8"
+MASKED_MARK = "✗"
+
+
+def visible_text(candidate: Candidate) -> str:
+    """The token's text with every space, newline and tab shown as a symbol."""
+    piece = candidate.piece
+    if (
+        not piece
+        or any(not (ch in WHITESPACE_SYMBOLS or _plain(ch)) for ch in piece)
+        or readable_piece(piece.encode("utf-8")) != candidate.text
+    ):
+        return candidate.text  # no piece, or bytes that only the display form shows
+    return "".join(_fold(run) for run in _runs(piece))
+
+
+def _plain(ch: str) -> bool:
+    return ch.isprintable() and not ch.isspace() and ch != "\ufffd"
+
+
+def _runs(text: str) -> list[str]:
+    """Maximal runs of one repeated character: "\\n\\n  a" -> ["\\n\\n", "  ", "a"]."""
+    runs: list[str] = []
+    for ch in text:
+        if runs and runs[-1][0] == ch:
+            runs[-1] += ch
+        else:
+            runs.append(ch)
+    return runs
+
+
+def _fold(run: str) -> str:
+    symbol = WHITESPACE_SYMBOLS.get(run[0])
+    if symbol is None:
+        return run
+    return f"{symbol}×{len(run)}" if len(run) >= RUN_FOLD else symbol * len(run)
+
+
+class LabelMaker:
+    """Axis labels of a fixed pixel width, cached per token: the same tokens come back
+    step after step, and eliding text costs more than a dictionary look-up."""
+
+    def __init__(self, metrics: QFontMetrics, width_px: int) -> None:
+        self._metrics = metrics
+        self._width = width_px
+        # Keyed by text too: ids mean other tokens once another model is loaded.
+        self._cache: dict[tuple[int, bool, str], str] = {}
+
+    def label(self, candidate: Candidate) -> str:
+        key = (candidate.id, candidate.valid, candidate.text)
+        label = self._cache.get(key)
+        if label is None:
+            text = visible_text(candidate)
+            text = text if candidate.valid else f"{MASKED_MARK}{text}"
+            label = self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._width)
+            self._cache[key] = label
+        return label
