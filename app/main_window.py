@@ -257,6 +257,13 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         )
         self.log_action.setCheckable(True)
         view_menu.addAction(self.log_action)
+        self.bar_log_action = self._action(
+            "Log-scale &candidate bars",
+            self.step_chart.set_bar_log_scale,
+            tip="Show the candidate bars on a logarithmic axis, where small probabilities show",
+        )
+        self.bar_log_action.setCheckable(True)
+        view_menu.addAction(self.bar_log_action)
 
         help_menu = menu.addMenu("&Help")
         help_menu.addAction(self._action("&About Maskscope", self._about))
@@ -309,6 +316,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.log_action.setChecked(s.log_scale())
         self.auto_rerun_action.setChecked(s.auto_rerun())
         self.step_chart.set_log_scale(s.log_scale())
+        self.bar_log_action.setChecked(s.bar_log_scale())
+        self.step_chart.set_bar_log_scale(s.bar_log_scale())
         if (geometry := s.geometry("window")) is not None:
             self.restoreGeometry(geometry)
         if (state := s.geometry("window_state")) is not None:
@@ -331,6 +340,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             s.set_draft(*texts, self.current_path)
             s.set_draft_example(self.current_example)
         s.set_log_scale(self.log_action.isChecked())
+        s.set_bar_log_scale(self.bar_log_action.isChecked())
         s.sync()
 
     # --- saved runs ------------------------------------------------------------------------
@@ -374,6 +384,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.prompt_pane.set_text(run.prompt)
         self._set_path(None)
         self.step_chart.clear()
+        self.step_chart.set_temperature(run_settings(run).temperature)
         self.output_view.start_run()
         self.routing.run_started()
         for record in run.records:
@@ -417,6 +428,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._run_inputs, self._run_records = (schema_text, self.prompt_pane.text()), []
         self.save_run_action.setEnabled(False)
         self.step_chart.clear()
+        self.step_chart.set_temperature(generation.temperature)
         self.output_view.start_run()
         self.routing.run_started()
         self.status.run_started(generation.max_tokens)

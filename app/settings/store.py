@@ -94,6 +94,12 @@ class SettingsStore:
     def set_log_scale(self, on: bool) -> None:
         self._s.setValue("view/log_scale", on)
 
+    def bar_log_scale(self) -> bool:
+        return _to_bool(self._s.value("view/bar_log_scale", False))
+
+    def set_bar_log_scale(self, on: bool) -> None:
+        self._s.setValue("view/bar_log_scale", on)
+
     def auto_rerun(self) -> bool:
         return _to_bool(self._s.value("run/auto_rerun", False))
 
