@@ -53,9 +53,10 @@ def disagrees(record: StepRecord) -> bool:
 
 
 def mass_tooltip(record: StepRecord, n_steps: int) -> str:
+    token = html.escape(repr(record.token_text), quote=False)
     text = (
-        f"step <b>{record.step + 1}</b> of {n_steps} · chose "
-        f"<b>{html.escape(repr(record.token_text))}</b><br>valid mass {record.valid_mass:.4g}"
+        f"step <b>{record.step + 1}</b> of {n_steps} · chose <b>{token}</b><br>"
+        f"valid mass {record.valid_mass:.4g}"
     )
     d = record.disagreement
     if disagrees(record) and d is not None:

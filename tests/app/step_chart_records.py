@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.chart.step_chart import StepChart
+from engine.model.tokens import readable_piece
 from engine.records import Candidate, Disagreement, StepRecord
 
 CHART_SIZE = (660, 820)  # about the chart pane of the default window
@@ -13,7 +14,7 @@ def candidates(texts: tuple[str, ...]) -> tuple[Candidate, ...]:
     return tuple(
         Candidate(
             id=i,
-            text=t.lstrip("✗"),
+            text=readable_piece(t.lstrip("✗").encode()),  # the display form, "␣" for " "
             p_raw=0.5 / (i + 1),
             p_masked=0.0 if t.startswith("✗") else 0.6 / (i + 1),
             valid=not t.startswith("✗"),
