@@ -12,7 +12,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer
 
-CHECK_DELAY_MS = 150
+# The live check's pause too: both then read the schema text once (SchemaEditor.text()).
+CHECK_DELAY_MS = 300
 
 
 class Freshness(QObject):
@@ -43,8 +44,10 @@ class Freshness(QObject):
 
     def check_now(self) -> None:
         self._timer.stop()
+        if self._ran is None:  # no results shown: nothing to mark, no text to read
+            return
         now = self._current()
-        changed = [] if self._ran is None else [n for n in now if now[n] != self._ran[n]]
+        changed = [n for n in now if now[n] != self._ran[n]]
         self.stale = bool(changed)
         self.reason = f"The {_words(changed)} changed since this run." if changed else ""
         for target in self._targets:

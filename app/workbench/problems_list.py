@@ -49,6 +49,7 @@ from engine.workbench.entries import Fix, Problem
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 SEVERITY_MARK = {"error": "✗", "warning": "⚠", "info": "ℹ"}
 COLUMNS = ("Problem", "Kind", "Line")
+_FIT_ROWS = 500
 _INDEX = QModelIndex | QPersistentModelIndex
 
 
@@ -236,6 +237,16 @@ class ProblemsList(QWidget):
 
     # --- contents --------------------------------------------------------------------------
     def set_problems(self, problems: Sequence[Problem]) -> None:
+        # Fitting columns to their contents reads every row: past a few hundred, keep widths.
+        fit = len(problems) <= _FIT_ROWS
+        header = self.view.header()
+        for column in (1, 2):
+            header.setSectionResizeMode(
+                column,
+                QHeaderView.ResizeMode.ResizeToContents
+                if fit
+                else QHeaderView.ResizeMode.Interactive,
+            )
         self.model.set_problems(problems)
         self.counts.setText(summary(self.model.problems) if problems else "none")
         self._update_buttons()

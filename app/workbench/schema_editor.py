@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import itertools
 import logging
 import threading
 import time
@@ -295,7 +296,7 @@ class SchemaEditor(QWidget):
         errors = [p for p in self.problems_list.problems() if p.severity == "error"]
         first = next((p for p in errors if p.line is not None), None)
         self.error_position = (first.line, first.column or 1) if first is not None else None
-        self._mark(problems)
+        self._mark(self.problems_list.problems())
         self._set_summary(problems, report)
         self.sig_checked.emit(not errors)
         self.sig_grammar_checked.emit(not errors)
@@ -335,23 +336,21 @@ class SchemaEditor(QWidget):
     # --- markers ------------------------------------------------------------------------------
     def _mark(self, problems: Sequence[Problem]) -> None:
         """A dot in the gutter per line with problems (worst severity, every message in its
-        tooltip), and an underline at each problem's column."""
-        by_line: dict[int, list[Problem]] = {}
+        tooltip), and an underline at each problem's column. `problems` come worst first
+        (the list's order), so the first on each line names its dot's colour."""
+        colors = {s: severity_color(s) for s in SEVERITY_RANK}  # once: the theme is asked
+        tips: dict[int, list[str]] = {}
+        worst: dict[int, QColor] = {}
         for p in problems:
             if p.line is not None:
-                by_line.setdefault(p.line, []).append(p)
-        marks = {}
-        for line, here in by_line.items():
-            here.sort(key=lambda p: SEVERITY_RANK.get(p.severity, 3))
-            tip = "\n".join(f"{p.severity}: {p.message}" for p in here)
-            marks[line] = (severity_color(here[0].severity), tip)
-        self.editor.set_line_marks(marks)
+                tips.setdefault(p.line, []).append(f"{p.severity}: {p.message}")
+                worst.setdefault(p.line, colors[p.severity])
+        self.editor.set_line_marks({n: (worst[n], "\n".join(t)) for n, t in tips.items()})
         first_error = self.error_position[0] if self.error_position else None
         self.editor.set_error_line(first_error)
-        located = [p for p in problems if p.line is not None and p.severity != "info"]
-        located.sort(key=lambda p: SEVERITY_RANK.get(p.severity, 3))
+        located = (p for p in problems if p.line is not None and p.severity != "info")
         self.editor.setExtraSelections(
-            [s for p in located[:_MAX_UNDERLINES] for s in self._underline(p)]
+            [s for p in itertools.islice(located, _MAX_UNDERLINES) for s in self._underline(p)]
         )
 
     def _underline(self, problem: Problem) -> list[QTextEdit.ExtraSelection]:
