@@ -136,3 +136,19 @@ def test_a_violation_is_highlighted_and_tied_to_its_warning(
     output.issues.clearSelection()
     schema.problems_list.sig_selected.emit(warning)
     assert item.isSelected()
+
+
+def test_a_run_started_before_the_check_ends_reports_to_the_problems_list(
+    qtbot, window: MainWindow
+) -> None:
+    schema = window.schema_editor
+    schema.set_text('{"enum": []}')  # the check starts on its thread...
+    with qtbot.waitSignal(window.sig_run_ended, timeout=120_000):
+        assert window.run()  # ...and Run is pressed before it ends: the run's compile fails
+    assert window.last_error[0] == "grammar"
+    assert schema.has_errors()  # from the run, if the check has not ended yet
+    assert not window.banner.isVisible()
+    assert "see Problems" in window.output_view.not_run.text()
+    qtbot.waitUntil(schema.is_current, timeout=CHECK_MS)
+    errors = [p for p in schema.problems() if p.severity == "error"]
+    assert len(errors) == 1  # the run's error and the check's are one entry, not two
