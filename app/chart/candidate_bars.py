@@ -17,11 +17,11 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QScrollBar, QWidget
 
-from app.chart.bar_scale import axis_range, axis_span, axis_ticks, bar_extent
+from app.chart.bar_scale import axis_range, axis_ticks, bar_extent
 from app.chart.labels import LabelMaker
 from app.chart.token_axis import TokenAxis
 from app.theme import ChartColors
@@ -31,7 +31,7 @@ BAR_THICKNESS = 0.38  # of a row, for each of a token's two bars
 LABEL_WIDTH_CHARS = 12  # labels are cut ("…") at about this many average characters
 ROW_PADDING_PX = 6  # a row is a label's line plus this
 MIN_ROWS = 5  # a short list still leaves room for this many rows: no fat bars at Top-K 3
-MARKER_GAP = 0.015  # of the axis, between a bar's end and the sampled-token marker
+SAMPLED_ALPHA = 60  # of the highlight across the sampled token's row
 
 
 def chart_slots(record: StepRecord) -> list[Candidate]:
@@ -69,18 +69,12 @@ class CandidateBars(QWidget):
         vb = self.plot.getPlotItem().vb
         vb.invertY(True)  # row 0, the most probable token, on top
         vb.disableAutoRange()
-        self.chosen_band = pg.BarGraphItem(x0=[], y=[], width=[], height=1.0)
-        self.raw_valid_bars = pg.BarGraphItem(x0=0.0, y=[], width=[], height=BAR_THICKNESS)
-        self.raw_masked_bars = pg.BarGraphItem(x0=0.0, y=[], width=[], height=BAR_THICKNESS)
-        self.after_bars = pg.BarGraphItem(x0=0.0, y=[], width=[], height=BAR_THICKNESS)
-        self.chosen_marker = pg.ScatterPlotItem(symbol="t3", size=10)
-        for item in (
-            self.chosen_band,
-            self.raw_valid_bars,
-            self.raw_masked_bars,
-            self.after_bars,
-            self.chosen_marker,
-        ):
+        # The sampled token's row is highlighted across the plot.
+        self.chosen_band = Bars(x0=[], y=[], width=[], height=1.0)
+        self.raw_valid_bars = Bars(x0=0.0, y=[], width=[], height=BAR_THICKNESS)
+        self.raw_masked_bars = Bars(x0=0.0, y=[], width=[], height=BAR_THICKNESS)
+        self.after_bars = Bars(x0=0.0, y=[], width=[], height=BAR_THICKNESS)
+        for item in (self.chosen_band, self.raw_valid_bars, self.raw_masked_bars, self.after_bars):
             self.plot.addItem(item)
 
         font = _small_font()
@@ -187,12 +181,8 @@ class CandidateBars(QWidget):
         self.after_bars.setOpts(y=y[valid] + half, width=after[valid])
         i = self._chosen
         if i is None:
-            self.chosen_marker.setData([], [])
             self.chosen_band.setOpts(x0=[], y=[], width=[])
             return
-        span = axis_span(self._log)
-        end = max(raw[i], after[i]) + MARKER_GAP * span
-        self.chosen_marker.setData([end], [float(i)])
         lo, hi = axis_range(self._log)
         self.chosen_band.setOpts(x0=[lo], y=[float(i)], width=[hi - lo])
 
@@ -212,10 +202,7 @@ class CandidateBars(QWidget):
             pen=pg.mkPen(colors.raw_masked, width=1.5),
         )
         self.after_bars.setOpts(brush=colors.after, pen=pg.mkPen(colors.after))
-        self.chosen_band.setOpts(brush=_alpha(colors.current_step, 40), pen=pg.mkPen(None))
-        self.chosen_marker.setBrush(colors.chosen)
-        self.chosen_marker.setPen(pg.mkPen(None))
-        self.chosen_marker.setSymbol("t3")
+        self.chosen_band.setOpts(brush=sampled_color(colors), pen=pg.mkPen(None))
 
     # --- interaction -----------------------------------------------------------------------
     def _scrolled(self, value: int) -> None:
@@ -242,6 +229,31 @@ class CandidateBars(QWidget):
             return
         i = round(vb.mapSceneToView(pos).y())
         self.plot.setToolTip(candidate_tooltip(self._slots[i]) if i in self.shown_rows else "")
+
+
+class Bars(pg.BarGraphItem):
+    """A bar item that works out its bounding rectangle once per change, not at every
+    one of the dozen times a repaint asks for it."""
+
+    _rect: QRectF | None = None
+
+    def setOpts(self, **opts: object) -> None:
+        self._rect = None
+        super().setOpts(**opts)
+
+    def viewTransformChanged(self) -> None:
+        self._rect = None  # the pen's pixel padding, in data units, changes with the view
+        super().viewTransformChanged()
+
+    def boundingRect(self) -> QRectF:
+        if self._rect is None:
+            self._rect = super().boundingRect()
+        return self._rect
+
+
+def sampled_color(colors: ChartColors) -> QColor:
+    """The highlight of the sampled token's row."""
+    return _alpha(colors.current_step, SAMPLED_ALPHA)
 
 
 def candidate_tooltip(c: Candidate) -> str:

@@ -52,7 +52,7 @@ def legend_html(colors: ChartColors, temperature: float | None) -> str:
             swatch(colors.raw_valid.name(), "■", f"{raw_label(temperature)} · allowed"),
             swatch(colors.raw_masked.name(), "▨", "masked out ✗"),
             swatch(colors.after.name(), "■", "after masking"),
-            swatch(colors.chosen.name(), "◀", "sampled token"),
+            swatch(colors.current_step.name(), "▮", "sampled token"),
         )
     )
 

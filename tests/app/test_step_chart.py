@@ -53,7 +53,7 @@ def test_redraw_shows_newest_step_and_repaints_labels_only_on_change(qtbot) -> N
     assert chart.step_label.text() == "No steps yet: press Run."
 
 
-def test_the_most_probable_token_is_the_top_row_and_the_sampled_one_is_marked(qtbot) -> None:
+def test_the_most_probable_token_is_the_top_row_and_the_sampled_one_highlighted(qtbot) -> None:
     chart = shown_chart(qtbot)
     record = make_record(0, ("a", "b", "✗c"), chosen=1)
     chart.push(record)
@@ -62,5 +62,4 @@ def test_the_most_probable_token_is_the_top_row_and_the_sampled_one_is_marked(qt
     ticks = chart.bars.token_axis.rows
     top_of = {label: vb.mapViewToScene(QPointF(0, y)).y() for y, label in ticks}
     assert top_of["a"] < top_of["b"] < top_of["✗c"]  # ranked top down
-    xs, ys = chart.bars.chosen_marker.getData()
-    assert list(ys) == [1.0] and xs[0] > record.top_raw[1].p_raw  # just past the bar's end
+    assert list(chart.bars.chosen_band.opts["y"]) == [1.0]  # its row is highlighted
