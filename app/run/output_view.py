@@ -32,7 +32,9 @@ from app.run.violations import Violation
 from app.text_edit import use_monospace
 from app.theme import chart_colors
 from app.workbench.code_editor import JsonHighlighter
+from app.workbench.problems_list import identity
 from engine.records import FinishReason, RunResult
+from engine.workbench.entries import Problem
 
 FLUSH_MS = 33  # streamed text is appended at most ~30 times a second
 
@@ -219,7 +221,10 @@ class OutputView(QWidget):
 
     def select_violations_of(self, warning: object) -> bool:
         """Select the rows (and the text) of the violations tied to this warning."""
-        rows = {i for i, v in enumerate(self.violations) if v.warning == warning}
+        wanted = identity(warning) if isinstance(warning, Problem) else None
+        rows = {
+            i for i, v in enumerate(self.violations) if v.warning and identity(v.warning) == wanted
+        }
         self.issues.clearSelection()
         for n in range(self.issues.topLevelItemCount()):
             item = self.issues.topLevelItem(n)

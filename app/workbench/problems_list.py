@@ -109,6 +109,18 @@ def problem_line(problem: Problem) -> str:
     return f"{where}{problem.severity}: {problem.message} [{problem_kind(problem)}]"
 
 
+def identity(problem: Problem) -> tuple[object, ...]:
+    """What a problem is, apart from where it is in the text."""
+    return (
+        problem.severity,
+        problem.kind,
+        problem.id,
+        problem.keyword,
+        problem.path,
+        problem.message,
+    )
+
+
 def sort_key(problem: Problem) -> tuple[int, int, int]:
     return (SEVERITY_RANK.get(problem.severity, 3), problem.line or 0, problem.column or 0)
 
@@ -247,8 +259,11 @@ class ProblemsList(QWidget):
                 if fit
                 else QHeaderView.ResizeMode.Interactive,
             )
+        current = self.current()
         self.model.set_problems(problems)
         self.counts.setText(summary(self.model.problems) if problems else "none")
+        if current is not None:  # a re-check of the same problem keeps it selected
+            self.select(current)
         self._update_buttons()
 
     def problems(self) -> list[Problem]:
@@ -261,10 +276,13 @@ class ProblemsList(QWidget):
 
     def select(self, problem: Problem) -> bool:
         """Make this problem the current row, scrolled into view; False if it is not listed."""
-        try:
-            row = self.model.problems.index(problem)
-        except ValueError:
+        listed = self.model.problems
+        same = [i for i, p in enumerate(listed) if p == problem]
+        # After an edit above it, the same problem has moved: its identity still holds.
+        same = same or [i for i, p in enumerate(listed) if identity(p) == identity(problem)]
+        if not same:
             return False
+        row = same[0]
         index = self.model.index(row, 0)
         self.view.setCurrentIndex(index)
         self.view.scrollTo(index)

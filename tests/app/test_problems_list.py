@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
@@ -174,3 +176,13 @@ def test_gutter_marker_has_the_tooltip(qtbot) -> None:
     assert editor.mark_tooltip_at(y0) == ""
     cursor = QTextCursor(block)
     assert editor.cursorRect(cursor).contains(QPoint(editor.cursorRect(cursor).x(), y))
+
+
+def test_a_recheck_keeps_the_selected_problem(qtbot) -> None:
+    pane, _, _ = make(qtbot)
+    pane.select(problems()[0])
+    moved = [dataclasses.replace(p, line=p.line + 1) for p in problems()]  # a line added above
+    pane.set_problems(moved)
+    assert pane.current() == moved[0]
+    pane.set_problems(problems()[1:])  # fixed: gone from the list, and from the selection
+    assert pane.current() is None
