@@ -293,7 +293,7 @@ def _required_missing(spans: Spans, parts: Path, node: dict[str, Any]) -> list[P
     props, required = node.get("properties"), node.get("required")
     if not isinstance(props, dict) or not isinstance(required, list):
         return []
-    if _DEFINES_ELSEWHERE.intersection(node):
+    if _DEFINES_ELSEWHERE.intersection(node) or _part_of_another(parts):
         return []
     out = []
     for i, name in enumerate(required):
@@ -313,6 +313,16 @@ def _required_missing(spans: Spans, parts: Path, node: dict[str, Any]) -> list[P
         at = span[0] if span else None
         out.append(_lint(spans, "required-missing", (*parts, "required", i), message, fix, at))
     return out
+
+
+def _part_of_another(parts: Path) -> bool:
+    """A branch or condition of a bigger subschema, whose properties may be named there."""
+    return parts[-2:-1] in (("allOf",), ("anyOf",), ("oneOf",)) or parts[-1:] in (
+        ("if",),
+        ("then",),
+        ("else",),
+        ("not",),
+    )
 
 
 # -- description-unseen ------------------------------------------------------------------

@@ -236,6 +236,8 @@ def test_required_names_an_undefined_property() -> None:
         {"required": ["a"]},  # no properties here: they may come from elsewhere
         {"properties": {"a": {}}, "allOf": [{"properties": {"b": {}}}], "required": ["b"]},
         {"properties": {"a": {}}, "patternProperties": {"^b": {}}, "required": ["b1"]},
+        # A branch may require what its parent defines.
+        {"properties": {"a": {}}, "oneOf": [{"properties": {"b": {}}, "required": ["a"]}]},
     ],
 )
 def test_required_missing_stays_quiet(schema: dict) -> None:
