@@ -51,16 +51,19 @@ def unenforced_problems(compiled: CompiledSchema, spans: Spans) -> list[Problem]
 
 
 def keyword_offset(spans: Spans, parts: Path | None, keyword: str) -> int | None:
-    """Where `keyword` is written in the subschema at `parts`: its key. A report that names
-    no real path (llguidance's, all at `$`) points at the first such key in the text."""
-    if parts is not None:
-        span = spans.key((*parts, keyword))
+    """Where `keyword` is written in the subschema at `parts`: its key. Some reports name
+    the keyword's own value as the path; llguidance's name no path at all (`$`), so those
+    point at the first such key in the text."""
+    parts = parts or ()
+    for candidate in ((*parts, keyword), parts if parts[-1:] == (keyword,) else None):
+        span = spans.key(candidate) if candidate else None
         if span is not None:
             return span[0]
-    firsts = [span[0] for path, span in spans.keys.items() if path and path[-1] == keyword]
-    if firsts:
-        return min(firsts)
-    return spans.start_of(parts or ())
+    if parts == ():
+        firsts = [span[0] for path, span in spans.keys.items() if path[-1:] == (keyword,)]
+        if firsts:
+            return min(firsts)
+    return spans.start_of(parts)
 
 
 def overconstrained_problems(compiled: CompiledSchema, spans: Spans) -> list[Problem]:

@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from engine.workbench.enforcement import keyword_offset
+from engine.workbench.locate import locate
 from engine.workbench.problems import Problem, Report, collect
 
 
@@ -201,3 +203,15 @@ def test_a_one_megabyte_schema_is_collected(capsys: pytest.CaptureFixture[str]) 
             f"\ncollect: {len(text) / 1e6:.2f} MB schema in {took:.2f} s, of which compiling "
             f"and the backend check {report.compile_ms / 1000:.2f} s"
         )
+
+
+def test_a_keyword_is_found_under_either_spelling_of_its_path() -> None:
+    text = '{"properties": {"a": {"items": {"minimum": 1}}}, "not": {"x": 1}}'
+    spans = locate(text)
+    items = text.index('"items"')
+    assert keyword_offset(spans, ("properties", "a"), "items") == items
+    assert keyword_offset(spans, ("properties", "a", "items"), "items") == items
+    # llguidance's reports say `$`: the first key of that name.
+    assert keyword_offset(spans, (), "minimum") == text.index('"minimum"')
+    # A path that is not in the text: its nearest ancestor.
+    assert keyword_offset(spans, ("properties", "b"), "x") == text.index('"properties"')
