@@ -61,7 +61,7 @@ def compile_for(text: str, compiler: str, backend: str) -> Compiled:
     start = time.perf_counter()
     try:
         compiled = compile_schema(text, compiler)
-    except GrammarError as exc:
+    except MaskscopeError as exc:
         ms = _ms(start)
         # Another compiler's words for a contradiction can be cryptic (llama.cpp on an
         # empty enum): ours name it, where it is one.
@@ -96,6 +96,8 @@ def _backend_refusal(compiled: CompiledSchema, backend: str) -> list[GrammarFail
         is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grammar)
     except MaskscopeError as exc:
         return [GrammarFailure(exc.message)]
+    except ValueError as exc:  # llguidance's Lark reader refusing the translation
+        return [GrammarFailure(f"the llguidance backend refuses the grammar: {exc}")]
     if is_error:
         first = messages[0].strip().splitlines()[0] if messages else "no reason given"
         return [GrammarFailure(f"the llguidance backend refuses the grammar: {first}")]

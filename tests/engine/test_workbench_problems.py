@@ -215,3 +215,14 @@ def test_a_keyword_is_found_under_either_spelling_of_its_path() -> None:
     assert keyword_offset(spans, (), "minimum") == text.index('"minimum"')
     # A path that is not in the text: its nearest ancestor.
     assert keyword_offset(spans, ("properties", "b"), "x") == text.index('"properties"')
+
+
+def test_a_grammar_the_llguidance_backend_refuses_is_an_error() -> None:
+    from engine.grammar.compile import CompiledSchema
+    from engine.workbench.grammar_check import _backend_refusal
+
+    broken = CompiledSchema(schema=True, gbnf="root ::= nowhere", text="")
+    [failure] = _backend_refusal(broken, "llguidance")
+    assert "llguidance" in failure.message and "nowhere" in failure.message
+    assert _backend_refusal(broken, "llamacpp") == []  # llama.cpp's judge ran on compiling
+    assert _backend_refusal(CompiledSchema(True, 'root ::= "a"', ""), "llguidance") == []
