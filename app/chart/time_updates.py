@@ -20,7 +20,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtWidgets import QApplication
 
 from app.bench_probes import chart_update_ms
-from engine.bench.measure import LONG_PROMPT, LONG_SCHEMA, SEED, TARGETS, TEMPERATURE
+from engine.bench.measure import LONG_PROMPT, LONG_SCHEMA, RSS_STEPS, SEED, TARGETS, TEMPERATURE
 from engine.decode.loop import generate
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
@@ -46,11 +46,11 @@ def cached_records(path: Path, top_k: int, steps: int) -> list[StepRecord]:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--top-k", type=int, default=10)
-    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--steps", type=int, default=RSS_STEPS, help="the bench runs 500")
     p.add_argument("--records", type=Path, help="cache of decoded records (JSON)")
     p.add_argument("--log", action="store_true", help="bars on the log scale")
     args = p.parse_args(argv)
-    path = args.records or Path(f"/tmp/maskscope-chart-records-k{args.top_k}.json")
+    path = args.records or Path(f"/tmp/maskscope-chart-records-k{args.top_k}-{args.steps}.json")
     records = cached_records(path, args.top_k, args.steps)
     app = QApplication.instance() or QApplication([])
     median = chart_update_ms(app, records, bar_log=args.log)
