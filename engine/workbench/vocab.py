@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import llama_cpp
 
@@ -17,6 +18,9 @@ from engine.errors import ModelLoadError
 from engine.model import native_log
 from engine.model.llama import check_gguf_file
 from engine.model.paths import default_model_path
+
+if TYPE_CHECKING:
+    from engine.model.llama import Model
 
 
 def vocab_tokenizer(path: str | None = None) -> Callable[[str], list[int]]:
@@ -43,3 +47,8 @@ def vocab_tokenizer(path: str | None = None) -> Callable[[str], list[int]]:
         return list(buf[: max(n, 0)])
 
     return tokenize
+
+
+def model_tokenizer(model: Model) -> Callable[[str], list[int]]:
+    """The same tokenize(text) from a loaded model, for the window (it has one)."""
+    return lambda text: model.tokenize(text, add_special=False, parse_special=False)

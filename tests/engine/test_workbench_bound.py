@@ -88,3 +88,11 @@ def test_the_model_tokenizer_counts_a_bounded_example() -> None:
     text = '{"type": "string", "enum": ["United States dollar", "euro"]}'
     bound = output_bound(compile_schema(text).gbnf, tokenize)
     assert bound == len(tokenize('"United States dollar"'))
+
+
+def test_the_vocabulary_alone_tokenizes_as_the_model_does(model) -> None:
+    from engine.workbench.vocab import model_tokenizer, vocab_tokenizer
+
+    alone, loaded = vocab_tokenizer(), model_tokenizer(model)
+    for text in ['{"name": "Zoë"}', "\n" + " " * 20, "<eos> 12345678901234567890"]:
+        assert alone(text) == loaded(text)
