@@ -266,3 +266,10 @@ def test_no_descriptions_or_all_in_the_prompt() -> None:
     assert _lints(text, "description-unseen", prompt="Name a colour: a colour") == []
     # A property called "description" is a name, not a description.
     assert _lints('{"properties": {"description": {"type": "string"}}}', "description-unseen") == []
+
+
+def test_a_field_that_merely_ends_in_status_is_no_way_out() -> None:
+    schema = json.loads(json.dumps(PERSON))
+    schema["properties"]["marital_status"] = {"enum": ["single", "married"]}
+    schema["required"].append("marital_status")
+    assert len(_lints(_pretty(schema), "no-unknown-exit")) == 1
