@@ -29,7 +29,7 @@ from engine.grammar.maskscope.normalize import (
 )
 from engine.grammar.maskscope.numbers import fraction_rule, integer_rule, number_rule
 from engine.grammar.maskscope.resolve import Part, Resolver
-from engine.grammar.maskscope.rules import Rules, alternatives, literal
+from engine.grammar.maskscope.rules import MORE_DIGITS, Rules, alternatives, literal
 from engine.grammar.maskscope.strings import string_rule
 from engine.grammar.maskscope.values import json_text, number_except, string_except, values_rule
 from engine.grammar.report import Unenforced
@@ -223,7 +223,7 @@ class Compiler:
             return None
         if (excluded or not whole) and not merged.number:
             if not whole:
-                return self.rules.add("fraction", 'json-int "." [0-9]* [1-9]')
+                return self.rules.add("fraction", f'json-int "." {MORE_DIGITS} [1-9]')
             found = number_except(self.rules, excluded, fraction)
             if found is not None:
                 return found

@@ -164,16 +164,19 @@ def _live_states(dfa: Dfa) -> set[int]:
     return live
 
 
-def to_gbnf(rules: Rules, dfa: Dfa, hint: str) -> str:
+def to_gbnf(rules: Rules, dfa: Dfa, hint: str, max_run: int | None = None) -> str:
     """A GBNF expression for the DFA's language; states reached from several places get rules.
 
-    The same language written twice into one grammar (two fields with the same bounds) reuses
-    the first one's rules.
+    With `max_run`, a state's loop repeats at most that many times in a row (`[0-9]{0,19}`):
+    fewer texts, but the same states reached, since a loop can always be cut short (a text
+    that needs 26 digits to pass a bound still gets them). The same language written twice
+    into one grammar (two fields with the same bounds) reuses the first one's rules.
     """
     written = _WRITTEN.setdefault(rules, {})
-    key = (hint, dfa.start, dfa.accepting, tuple(tuple(sorted(out.items())) for out in dfa.edges))
+    edges = tuple(tuple(sorted(out.items())) for out in dfa.edges)
+    key = (hint, dfa.start, dfa.accepting, edges, max_run)
     if key not in written:
-        written[key] = _Writer(rules, dfa, hint).expression()
+        written[key] = _Writer(rules, dfa, hint, max_run).expression()
     return written[key]
 
 
@@ -181,8 +184,9 @@ _WRITTEN: WeakKeyDictionary[Rules, dict[object, str]] = WeakKeyDictionary()
 
 
 class _Writer:
-    def __init__(self, rules: Rules, dfa: Dfa, hint: str) -> None:
+    def __init__(self, rules: Rules, dfa: Dfa, hint: str, max_run: int | None) -> None:
         self.rules, self.dfa, self.hint = rules, dfa, hint
+        self.repeat = "*" if max_run is None else f"{{0,{max_run}}}"
         sources: dict[int, set[int]] = {}
         for s, out in enumerate(dfa.edges):
             for t in out.values():
@@ -227,7 +231,7 @@ class _Writer:
             rest = self._ref(t, depth + 1)
             for cls in _classes(symbols):
                 options.append(_join(cls, rest))
-        parts = [_repeat(_classes(loop))] if loop else []
+        parts = [_repeat(_classes(loop), self.repeat)] if loop else []
         if options:
             choice = " | ".join(options)
             if state in self.dfa.accepting:
@@ -243,10 +247,13 @@ _LEADING_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"(?=$| )')
 
 
 def _join(first: str, rest: str) -> str:
-    """`first rest`, with `"a" "bc"` written `"abc"` (chains of digits read as one literal)
-    and `[0-9] [0-9]*` written `[0-9]+`."""
+    """`first rest`, with `"a" "bc"` written `"abc"` (chains of digits read as one literal),
+    `[0-9] [0-9]*` written `[0-9]+` and `[0-9] [0-9]{0,19}` written `[0-9]{1,20}`."""
     if rest == f"{first}*":
         return f"{first}+"
+    run = _RUN.fullmatch(rest)
+    if run and run.group(1) == first:
+        return f"{first}{{1,{int(run.group(2)) + 1}}}"
     lead = _LEADING_LITERAL.match(rest)
     if first.startswith('"') and lead:
         return f'"{first[1:-1]}{lead.group(1)}"{rest[lead.end() :]}'
@@ -260,8 +267,15 @@ def _atom(expression: str) -> bool:
     )
 
 
-def _repeat(classes: list[str]) -> str:
-    return f"{classes[0]}*" if len(classes) == 1 else f"( {' | '.join(classes)} )*"
+_RUN = re.compile(r"(.*)\{0,(\d+)\}")
+
+
+def _repeat(classes: list[str], quantifier: str) -> str:
+    return (
+        f"{classes[0]}{quantifier}"
+        if len(classes) == 1
+        else f"( {' | '.join(classes)} ){quantifier}"
+    )
 
 
 def _classes(symbols: Iterable[str]) -> list[str]:

@@ -9,6 +9,14 @@ grammar allows more, and says so in `gaps`:
 - a bound of more than 100 digits written out (1e308) is dropped.
 - a float multipleOf is enforced on exact decimals, and reported: jsonschema's float division
   calls 0.07 no multiple of 0.01, and a long value such as 0.22406563000000002 one of 1e-8.
+
+Digits are bounded on purpose, beyond what the schema says: a run of digits that the schema
+leaves open (`rules.NUMBER_DIGITS`, 20) is the most the grammar writes. Without it, a small
+model writes `180.000000...` until max_tokens. Digits the schema's own numbers fix come on
+top, so `{"minimum": 1e25}` still takes 26 digits, and nothing a schema allows is lost but
+numbers with over 20 digits past them. The cap holds each loop of the automaton, not a
+cycle through several states: multiples of 7 (remainders in a cycle), or a fraction that
+must not end in 0 between bounds, may still be written without end.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from engine.grammar.maskscope import digits
 from engine.grammar.maskscope.dfa import Dfa, intersect, to_gbnf
 from engine.grammar.maskscope.digits import Bound
 from engine.grammar.maskscope.normalize import Unsatisfiable
-from engine.grammar.maskscope.rules import Rules
+from engine.grammar.maskscope.rules import NUMBER_DIGITS, Rules
 from engine.grammar.report import Unenforced
 
 # Above this many DFA states (about as many rules), the grammar is looser and says so.
@@ -55,7 +63,7 @@ def fraction_rule(
         return None
     if found.empty:
         raise Unsatisfiable(path, "no number with a fraction meets its bounds and multipleOf")
-    return to_gbnf(rules, found, "fraction")
+    return to_gbnf(rules, found, "fraction", _MAX_RUN)
 
 
 def _non_integer() -> Dfa:
@@ -84,7 +92,11 @@ def _rule(
     if dfa.empty:
         kind = "number" if fraction else "integer"
         raise Unsatisfiable(path, f"no {kind} meets its minimum, maximum and multipleOf")
-    return to_gbnf(rules, dfa, "number" if fraction else "integer")
+    return to_gbnf(rules, dfa, "number" if fraction else "integer", _MAX_RUN)
+
+
+# The first free digit leads the loop: `[1-9] [0-9]{0,19}` is 20 digits at most.
+_MAX_RUN = NUMBER_DIGITS - 1
 
 
 def language(

@@ -10,6 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+# Digits a number may run to where the schema leaves its length open: without a cap, Gemma 3
+# 270M writes `180.000000...` until max_tokens. 20 hold every 64-bit integer, and a double's
+# 17 significant digits after a few zeros; digits that a schema's own bounds fix come on top
+# (numbers.py). llama-cpp-python's converter caps integer parts at 16.
+NUMBER_DIGITS = 20
+# A run of digits after the first: an integer part's, or a fraction's.
+MORE_DIGITS = f"[0-9]{{0,{NUMBER_DIGITS - 1}}}"
+
 # The JSON building blocks every grammar may use; added on first use.
 PRIMITIVES: dict[str, str] = {
     # Bounded, so that a model cannot spend a whole run on whitespace.
@@ -23,9 +31,9 @@ PRIMITIVES: dict[str, str] = {
     "ws-break": '"" | [^\\x00-\U0010ffff] ws-break',
     "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
     "json-string": '"\\"" json-char* "\\""',
-    "json-int": '"-"? ( "0" | [1-9] [0-9]* )',
+    "json-int": f'"-"? ( "0" | [1-9] {MORE_DIGITS} )',
     # No exponent: `maskscope check` writes numbers positionally, and so should a model.
-    "json-number": 'json-int ( "." [0-9]+ )?',
+    "json-number": f'json-int ( "." [0-9] {MORE_DIGITS} )?',
     "json-bool": '"true" | "false"',
     "json-null": '"null"',
     "json-value": "json-object | json-array | json-string | json-number | json-bool | json-null",

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from engine.grammar.maskscope.rules import Rules, alternatives, char_class, literal
+from engine.grammar.maskscope.rules import MORE_DIGITS, Rules, alternatives, char_class, literal
 
 # What may follow a backslash in a JSON string, besides `u` and four hex digits.
 _ESCAPES = '"\\/bfnrt'
@@ -163,8 +163,8 @@ def number_except(rules: Rules, excluded: Iterable[Any], fraction: bool) -> str 
         return integer
     # An excluded integer may still start a number with a fraction that is not zero.
     tails = [literal(t) for t in sorted(texts)]
-    odd = f'{alternatives(tails)} "." [0-9]* [1-9]' if tails else None
-    body = f'{integer} ( "." [0-9]+ )?' + (f" | {odd}" if odd else "")
+    odd = f'{alternatives(tails)} "." {MORE_DIGITS} [1-9]' if tails else None
+    body = f'{integer} ( "." [0-9] {MORE_DIGITS} )?' + (f" | {odd}" if odd else "")
     return rules.add("number-except", body)
 
 
@@ -185,5 +185,5 @@ def _digit_node(rules: Rules, texts: set[str], prefix: str, first: bool = False)
         options.append(f'"{d}" {_digit_node(rules, texts, prefix + d)}')
     others = [(ord(c), ord(c)) for c in digits if c not in ahead]
     if others:
-        options.append(f"{char_class(others)} [0-9]*")
+        options.append(f"{char_class(others)} {MORE_DIGITS}")
     return rules.add("digits", alternatives(options) if options else '""')
