@@ -24,7 +24,8 @@ class StaleOverlay(QWidget):
         self.hide()
 
     def set_reason(self, reason: str) -> None:
-        self.reason = reason or DEFAULT_REASON
+        """`reason` is a sentence such as "The schema changed since this run."."""
+        self.reason = f"out of date: {reason[:1].lower()}{reason[1:]}" if reason else DEFAULT_REASON
         self.setAccessibleName(self.reason)
         self.update()
 
@@ -45,7 +46,7 @@ class StaleOverlay(QWidget):
             Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignHCenter,
             text,
         ).adjusted(-MARGIN * 2, -MARGIN, MARGIN * 2, MARGIN)
-        box.moveTop(MARGIN * 4)
+        box.moveTop(1)  # over the chart's title, not over its data
         box.moveLeft((self.width() - box.width()) // 2)
         painter.setPen(palette.color(QPalette.ColorRole.Mid))
         painter.setBrush(palette.color(QPalette.ColorRole.ToolTipBase))
