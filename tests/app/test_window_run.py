@@ -41,7 +41,7 @@ def test_currency_run_fills_chart_and_output(window: MainWindow, use_example, ru
 
     # Every step of the finished run can be revisited, and the mass plot follows it.
     chart.slider.setValue(0)
-    assert chart.current_line.value() == chart.records[0].step
+    assert chart.current_line.value() == chart.records[0].step + 1  # steps count from 1
     assert window.run_action.isEnabled() and not window.stop_action.isEnabled()
     assert "tok/s" in window.status.speed_label.text()
     assert window.status.model_label.text().startswith("model: ")
