@@ -156,6 +156,7 @@ class OutputView(QWidget):
         """Run was refused because the schema has errors: they live in the Problems list;
         this is only the pointer there."""
         self._clear()
+        self.tabs.setCurrentWidget(self.raw)  # not an empty "Parsed JSON" left from before
         self.not_run.setStyleSheet(f"color: {chart_colors().bad.name()};")
         self.not_run.setText(html_text)
         self.not_run.show()
