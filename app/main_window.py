@@ -214,12 +214,13 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.undo_action, self.redo_action = self.edit_actions.undo, self.edit_actions.redo
 
         examples_menu = menu.addMenu("E&xamples")
+        examples_menu.setToolTipsVisible(True)  # each tooltip says what its example shows
         self.example_actions: dict[str, QAction] = {}
         for example in examples():
             action = self._action(
                 example.title,
                 lambda _=False, ex=example: self.load_example(ex),
-                tip=f"Load the {example.name} schema and its prompt",
+                tip=example.shows,
             )
             examples_menu.addAction(action)
             self.example_actions[example.name] = action

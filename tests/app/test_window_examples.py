@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from app.main_window import MainWindow
-from engine.examples import load_example
+from engine.examples import EXAMPLE_ORDER, load_example
 from engine.records import FinishReason
 
 FINISHED = (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
@@ -25,3 +25,12 @@ def test_invoice_example_brings_the_room_it_needs(window: MainWindow, run_to_end
     run_to_end(window)
     result = window.last_result
     assert result.finish_reason in FINISHED, result.n_tokens
+
+
+def test_each_example_in_the_menu_says_what_it_shows(window: MainWindow) -> None:
+    assert list(window.example_actions) == list(EXAMPLE_ORDER)
+    for name, action in window.example_actions.items():
+        example = load_example(name)
+        assert action.text() == example.title
+        assert action.toolTip() == action.statusTip() == example.shows
+        assert action.parent() is window and action.associatedObjects()[0].toolTipsVisible()
