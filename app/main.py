@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -22,6 +23,9 @@ from engine.cli.gui import add_gui_arguments
 from engine.errors import MaskscopeError
 from engine.examples import load_example
 from engine.llama_build.verdict import BrokenBuildError, ensure_build_runs
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
 
 SCREENSHOT_DELAY_MS = 300  # lets the last chart redraw and the layout settle first
 
@@ -110,14 +114,14 @@ def main_gui(args: argparse.Namespace) -> int:
     def run_ended() -> None:
         nonlocal code
         if window.last_error is not None:  # bad schema, grammar, model or prompt
-            fail(f"maskscope gui: {window.last_report}")
+            fail(f"maskscope gui: {_last_error(window)}")
         elif window.last_result is None or not window.last_result.valid:
             code = max(code, EXIT_INVALID)
         QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
 
     def autorun() -> None:
         if not window.run():  # refused up front (bad schema): there will be no run to wait for
-            fail(f"maskscope gui: {window.last_report}")
+            fail(f"maskscope gui: {_last_error(window)}")
             QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
 
     if args.autorun:
@@ -129,6 +133,15 @@ def main_gui(args: argparse.Namespace) -> int:
     for reason in reasons:
         print(reason, file=sys.stderr)
     return max(code, status)
+
+
+def _last_error(window: MainWindow) -> str:
+    """The last run's error in words; schema errors live in the Problems list, not the banner,
+    so the banner's text may be empty."""
+    if window.last_error is None:
+        return window.last_report
+    kind, message = window.last_error
+    return f"{kind} error: {message}"
 
 
 def _absolute(path: str) -> str:
