@@ -107,7 +107,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._panes_end = self.view_menu.addSeparator()
         self.settings_scroll = scrolled(self.settings_panel)  # shrinks in a small window
         for name, title, widget, area in (
-            ("schema", "Schema", self.schema_editor, Qt.DockWidgetArea.LeftDockWidgetArea),
+            ("schema", "JSON Schema", self.schema_editor, Qt.DockWidgetArea.LeftDockWidgetArea),
             ("prompt", "Prompt", self.prompt_pane, Qt.DockWidgetArea.LeftDockWidgetArea),
             ("chart", "Chart", self.step_chart, Qt.DockWidgetArea.RightDockWidgetArea),
             ("settings", "Settings", self.settings_scroll, Qt.DockWidgetArea.RightDockWidgetArea),

@@ -102,7 +102,6 @@ class OutputView(QWidget):
 
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(QLabel("<b>Output</b>", self))
         top.addWidget(self.badge)
         top.addWidget(self.stale)
         top.addStretch(1)

@@ -157,8 +157,6 @@ class SchemaEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
-        title = QLabel("<b>JSON Schema</b>", self)
-        layout.addWidget(title)
         layout.addWidget(self.editor, 1)
         layout.addWidget(self.message)
 

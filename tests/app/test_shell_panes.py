@@ -26,7 +26,7 @@ def test_every_pane_is_a_dock_listed_in_view(qtbot, store, monkeypatch) -> None:
         assert isinstance(dock, QDockWidget) and dock.isVisible()
         assert dock.toggleViewAction() in window.view_menu.actions()
     assert window.panes.dock("schema").widget() is window.schema_editor
-    assert {"Schema", "Prompt", "Chart", "Settings", "Output", "Reset layout"} <= {
+    assert {"JSON Schema", "Prompt", "Chart", "Settings", "Output", "Reset layout"} <= {
         t.replace("&", "") for t in _view_texts(window)
     }
 
