@@ -68,9 +68,10 @@ def _nodes(node: object):
             yield from _nodes(child)
 
 
-# At the example's own settings (seed 0), then greedy and another seed: the output length
-# varies with both (the invoice's seed 1 writes about 190 tokens, its greedy run 225).
-RUNS = [(GenerationSettings().temperature, 0), (0.0, 0), (GenerationSettings().temperature, 1)]
+# At the example's own settings, seed 0: what the window and `--example` run first. Greedy and
+# seed 1 passed too when the examples were written, but three runs of nine examples cost
+# several minutes of the suite's budget.
+RUNS = [(GenerationSettings().temperature, 0)]
 
 
 @pytest.mark.slow
