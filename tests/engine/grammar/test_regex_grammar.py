@@ -140,7 +140,15 @@ def random_patterns() -> st.SearchStrategy[str]:
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+# Derandomized: unanchored patterns let hypothesis write long texts around the match, and a
+# random draw of them once ran past 40 minutes; CI sees the same 60 examples each run.
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(pattern=random_patterns(), data=st.data())
 def test_random_patterns_accept_exactly_what_re_search_finds(model, pattern: str, data) -> None:
     gbnf = gbnf_for(pattern)
