@@ -51,7 +51,9 @@ class StatusBar(QStatusBar):
             f"{info.path}\n{info.n_vocab} tokens in vocabulary, {info.n_layer} layers, "
             f"{info.n_ctx} tokens of context, {info.n_threads} threads"
         )
-        self.gpu_label.setText(info.offload_label)
+        # Short in the bar, so that a narrow window keeps room for the message; whole on hover.
+        self.gpu_label.setText(info.offload_label.split(" (")[0])
+        self.gpu_label.setToolTip(info.offload_label)
 
     def run_started(self, max_tokens: int) -> None:
         self._steps = 0
