@@ -1,0 +1,1 @@
+"""The arithmetic of one step, written out: what the grammar kept and how it was renormalised."""
