@@ -1,0 +1,1 @@
+"""Demonstration mode: explaining, branching and comparing a run for an audience."""
