@@ -19,8 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.llama_build.flags import CANDIDATES
-from engine.llama_build.verdict import compiled_features, installed_flags
+from engine.llama_build.describe import build_description, package_version
 
 ROOT = Path(__file__).resolve().parents[2]
 SUMMARY = (
@@ -29,36 +28,13 @@ SUMMARY = (
 )
 
 
-def _version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def llama_build() -> str:
-    """How llama.cpp was built: Maskscope's build flags, and the instruction sets it says
-    it was compiled with."""
-    import llama_cpp  # loaded already by the worker; imported here so the box names it
-
-    info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
-    features = ", ".join(compiled_features(info)) or "no vector extensions"
-    flags = installed_flags()
-    if flags is None:
-        made = "a build Maskscope did not make"
-    else:
-        known = CANDIDATES.get(flags.name)
-        made = f"“{flags.name}” build" + (f" ({known.description})" if known else "")
-    return f"{made}; compiled with {features}"
-
-
 def versions(model: str = "") -> list[tuple[str, str]]:
     import llama_cpp
 
     rows = [
-        ("Maskscope", _version("maskscope")),
+        ("Maskscope", package_version("maskscope")),
         ("llama-cpp-python", llama_cpp.__version__),
-        ("llama.cpp", llama_build()),
+        ("llama.cpp", build_description()),
         ("Qt", f"{qVersion()} (PySide6 {pyside_version})"),
         ("Python", f"{platform.python_version()} on {platform.platform(terse=True)}"),
     ]
@@ -92,7 +68,7 @@ class AboutDialog(QDialog):
             for k, v in self.rows
         )
         intro = QLabel(
-            f"<h2>Maskscope {html.escape(_version('maskscope'))}</h2>"
+            f"<h2>Maskscope {html.escape(package_version('maskscope'))}</h2>"
             f"<p>{html.escape(SUMMARY)}</p><table>{table}</table>",
             self,
         )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,10 +23,13 @@ from engine.records import (
     StepRecord,
     ValidationIssue,
 )
+from engine.runs.provenance import Provenance
 from engine.settings import GenerationSettings
 
 FORMAT = "maskscope-run"
-VERSION = 1
+# 2 added provenance; a version 1 file loads with none.
+VERSION = 2
+READS = (1, 2)
 # What runs saved before a setting existed ran with: every one was compiled by llama.cpp's
 # converter, whatever the default compiler is now.
 _SETTINGS_BEFORE = {"compiler": "llamacpp"}
@@ -37,6 +42,7 @@ class SavedRun:
     model: str  # the GGUF's file name
     records: tuple[StepRecord, ...]
     result: RunResult
+    provenance: Provenance | None = None  # None for runs saved before version 2
 
 
 def run_settings(run: SavedRun) -> GenerationSettings:
@@ -57,15 +63,35 @@ def run_to_json(run: SavedRun) -> dict[str, Any]:
         "model": run.model,
         "steps": [r.to_json() for r in run.records],
         "result": result,
+        "provenance": run.provenance.to_json() if run.provenance else None,
     }
 
 
 def save_run(path: str | Path, run: SavedRun) -> None:
-    text = json.dumps(run_to_json(run), ensure_ascii=False, indent=1)
+    text = json.dumps(run_to_json(run), ensure_ascii=False, indent=1) + "\n"
     try:
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_atomically(Path(path), text)
     except OSError as exc:
         raise MaskscopeError(f"cannot write run file {path}: {exc.strerror}") from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write into a new file beside `path`, then rename it over `path`: a save that fails
+    halfway (a full disk, a crash) leaves the old file whole."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        # os.open's mode goes through the umask, as a plain open's would.
+        with os.fdopen(
+            os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666),
+            "w",
+            encoding="utf-8",
+            newline="",
+        ) as f:
+            f.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 def load_run(path: str | Path) -> SavedRun:
@@ -81,15 +107,19 @@ def load_run(path: str | Path) -> SavedRun:
 def run_from_json(data: Any, source: str = "run") -> SavedRun:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise MaskscopeError(f"{source} is not a Maskscope run file")
-    if data.get("version") != VERSION:
+    if data.get("version") not in READS:
         raise MaskscopeError(
             f"{source} is a version {data.get('version')} run file; this Maskscope reads "
-            f"version {VERSION}"
+            f"versions {' and '.join(map(str, READS))}"
         )
     try:
         records = tuple(step_from_json(s) for s in data["steps"])
         result = _result(data["result"])
-        return SavedRun(data["schema_text"], data["prompt"], data["model"], records, result)
+        made = data.get("provenance")
+        provenance = Provenance.from_json(made) if made is not None else None
+        return SavedRun(
+            data["schema_text"], data["prompt"], data["model"], records, result, provenance
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise MaskscopeError(f"{source} is damaged: {type(exc).__name__}: {exc}") from None
 
