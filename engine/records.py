@@ -42,6 +42,7 @@ class Candidate:
     p_masked: float  # P / sum(P over valid); 0 for masked-out tokens
     valid: bool
     piece: str | None = None  # the exact text the token adds; None in runs saved without it
+    logit: float | None = None  # the model's raw logit, before ÷ T; None in older saved runs
 
 
 @dataclass(frozen=True, slots=True)

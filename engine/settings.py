@@ -74,6 +74,9 @@ class GenerationSettings:
     keep_full: bool = (
         False  # attach full-vocabulary P and valid mask to each record (tests, audits)
     )
+    # False decodes with no mask at all (the model alone), to compare with the grammar's run;
+    # the output is still validated against the schema.
+    constrained: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,6 +92,8 @@ class GenerationSettings:
                 "the llguidance compiler's grammar runs on the llguidance backend only: "
                 "choose the llguidance backend or another compiler"
             )
+        if self.cross_check and not self.constrained:
+            return "an unconstrained run has no mask to cross-check"
         if other == self.compiler:
             return f"cross-check against a compiler other than the run's own ({other})"
         if self.cross_check and other is None and self.compiler == "llguidance":

@@ -52,6 +52,8 @@ class Distribution:
         self._scaled = np.empty(n_vocab, dtype=np.float32)
         self._log_z = 0.0
         self._p_max = 1.0
+        self._inv_t = 1.0
+        self._z_max = 0.0  # what normalise() shifted z by
         self._top: np.ndarray | None = None  # this step's ranked top, when known
         self.last_head = np.empty(0, dtype=np.intp)  # ids of the last head() found
         self._head_thr = 0.0  # the threshold (a probability) the last head() settled on
@@ -68,6 +70,7 @@ class Distribution:
         """
         inv_t = 1.0 / temperature if temperature > 0 else 1.0
         np.multiply(logits, np.float32(inv_t), out=self._scaled)
+        self._inv_t = inv_t
         self._top = None
 
     @property
@@ -78,7 +81,8 @@ class Distribution:
     def normalise(self) -> None:
         """P = softmax(z): five passes over the vocabulary."""
         scaled = self._scaled
-        scaled -= scaled.max()
+        self._z_max = float(scaled.max())
+        scaled -= np.float32(self._z_max)
         # exp() of anything below -87 underflows float32 and takes NumPy's slow path (2.5x);
         # those tokens' probabilities are below 1e-38 either way.
         np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=scaled)
@@ -87,6 +91,11 @@ class Distribution:
         self.p *= np.float32(1.0 / z)
         self._log_z = float(np.log(z))
         self._p_max = 1.0 / z  # the maximum logit maps to exp(0) = 1
+
+    def logits_of(self, ids: np.ndarray) -> np.ndarray:
+        """The raw logits of `ids` after normalise(), recovered from z so no copy of the
+        logits is kept; exact to float32 rounding except where P underflowed to 0."""
+        return (self._scaled[ids].astype(np.float64) + self._z_max) / self._inv_t
 
     @property
     def entropy(self) -> float:

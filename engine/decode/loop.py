@@ -10,7 +10,7 @@ the next mask too, so the step waits only for an exact draw.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -21,6 +21,7 @@ from engine.decode.gumbel import GumbelSampler
 from engine.errors import GrammarError, MaskscopeError
 from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.masking import MaskBackend, make_backend
+from engine.masking.unconstrained import AllowAll
 from engine.model.llama import Model
 from engine.records import (
     Candidate,
@@ -143,12 +144,13 @@ class _Stepper:
     ) -> tuple[Candidate, ...]:
         p = self.dist.p
         mass = view.valid_mass if view.valid_mass > 0 else 1.0
+        logits = self.dist.logits_of(ids).tolist()
         out = []
-        for tid, ok in zip(ids.tolist(), ok_all.tolist(), strict=True):
+        for tid, ok, logit in zip(ids.tolist(), ok_all.tolist(), logits, strict=True):
             pr = float(p[tid])
             p_masked = pr / mass if ok else 0.0
             text, piece = self.model.readable(tid), self.model.output_text(tid)
-            out.append(Candidate(tid, text, pr, p_masked, ok, piece))
+            out.append(Candidate(tid, text, pr, p_masked, ok, piece, logit))
         return tuple(out)
 
     def finish_step(
@@ -237,6 +239,12 @@ def _close(*backends: MaskBackend | None) -> None:
             backend.close()
 
 
+def _allowed(backend: MaskBackend, mask: np.ndarray | None, token: int) -> bool:
+    if mask is not None:
+        return bool(mask[token])
+    return bool(backend.check(np.array([token], dtype=np.int32))[0])
+
+
 def _timed_forward(model: Model, token: int) -> float:
     start = time.perf_counter()
     model.eval_token(token)
@@ -249,16 +257,24 @@ def generate(
     prompt: str,
     settings: GenerationSettings,
     should_stop: Callable[[], bool] = lambda: False,
+    forced: Sequence[int] = (),
 ) -> Generator[StepRecord, None, RunResult]:
     """Yield one StepRecord per token; return the RunResult.
 
     Bad input (grammar, backend, prompt too long) raises MaskscopeError before the
-    first step. should_stop() is polled between steps.
+    first step. should_stop() is polled between steps. `forced` gives the tokens of the
+    first steps instead of drawing them ("what if" branches: the earlier tokens of a run,
+    then the one the user chose); each is checked against the mask, and later steps are
+    drawn as usual. settings.constrained False decodes with no mask at all.
     """
     t_start = time.perf_counter()
     if (problem := settings.problem()) is not None:
         raise GrammarError(problem)
-    primary = make_backend(settings.backend, model, compiled)
+    primary = (
+        make_backend(settings.backend, model, compiled)
+        if settings.constrained
+        else AllowAll(model.n_vocab)
+    )
     secondary = pair = None
     try:
         if settings.cross_check:
@@ -324,7 +340,13 @@ def generate(
             if stepper.grammar_complete(mask, n_valid):
                 finish = FinishReason.GRAMMAR_COMPLETE
                 break
-            if draw is not None:
+            if step < len(forced):
+                token = forced[step]
+                if not _allowed(primary, mask, token):
+                    finish = FinishReason.ERROR
+                    message = f"the grammar forbids {model.readable(token)} at step {step + 1}"
+                    break
+            elif draw is not None:
                 assert mask is not None
                 greedy = settings.temperature <= 0
                 token = draw.draw(stepper.dist.scaled, mask, n_valid, greedy)
