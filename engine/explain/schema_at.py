@@ -1,0 +1,293 @@
+"""What a JSON Schema allows at one path of the output, in a short phrase.
+
+Resolution follows what a reader of the schema would: properties, patternProperties,
+additionalProperties, prefixItems and items, through local `$ref`s and into the branches
+of allOf/anyOf/oneOf. It answers "unknown" (None) rather than guess where a schema is more
+involved than that; the explanation then leaves the schema out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import unquote
+
+_COMBINATORS = ("allOf", "anyOf", "oneOf")
+_NOUNS = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "object": "an object",
+    "array": "an array",
+    "boolean": "true or false",
+    "null": "null",
+}
+_KIND_BY_KEYWORD = {
+    "properties": "object",
+    "required": "object",
+    "additionalProperties": "object",
+    "items": "array",
+    "prefixItems": "array",
+    "pattern": "string",
+    "format": "string",
+    "minLength": "string",
+    "maxLength": "string",
+    "minimum": "number",
+    "maximum": "number",
+}
+SHOWN = 6  # enum members and keys named before "… (n more)"
+
+
+def load_schema(schema: object) -> object | None:
+    """A schema given as parsed JSON or as its text; None when the text is not JSON."""
+    if isinstance(schema, str):
+        try:
+            return json.loads(schema)
+        except json.JSONDecodeError:
+            return None
+    return schema
+
+
+def resolve(node: Any, root: Any, depth: int = 0) -> Any:
+    """`node` with a local `$ref` followed (only `#` and `#/...` pointers)."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 20:
+        target = _pointer(root, node["$ref"])
+        if target is None:
+            return node
+        node, depth = target, depth + 1
+    return node
+
+
+def _pointer(root: Any, ref: str) -> Any:
+    if not ref.startswith("#"):
+        return None
+    node = root
+    for raw in filter(None, unquote(ref[1:]).split("/")):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node
+
+
+def schema_at(root: Any, path: Sequence[str | int]) -> Any:
+    """The subschema for the value at `path`, or None when it cannot be told."""
+    node = resolve(root, root)
+    for part in path:
+        node = member(node, root, part)
+        if node is None:
+            return None
+    return node
+
+
+def member(node: Any, root: Any, part: str | int) -> Any:
+    node = resolve(node, root)
+    if node is True or node == {}:
+        return True
+    if not isinstance(node, dict):
+        return None
+    found = _item(node, part) if isinstance(part, int) else _property(node, part)
+    if found is not None:
+        return resolve(found, root)
+    for branch in _branches(node):
+        found = member(branch, root, part)
+        if found is not None:
+            return found
+    return None
+
+
+def _property(node: dict, key: str) -> Any:
+    if key in node.get("properties", {}):
+        return node["properties"][key]
+    for pattern, sub in node.get("patternProperties", {}).items():
+        if _search(pattern, key):
+            return sub
+    extra = node.get("additionalProperties")
+    return extra if extra is not None or "properties" not in node else True
+
+
+def _item(node: dict, index: int) -> Any:
+    prefix = node.get("prefixItems", [])
+    if index < len(prefix):
+        return prefix[index]
+    return node.get("items")
+
+
+def _branches(node: dict) -> list[Any]:
+    return [b for key in _COMBINATORS for b in node.get(key, [])]
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def allowed_types(node: Any, root: Any) -> set[str] | None:
+    """The JSON types `node` allows ("integer" kept apart); None when any may do."""
+    node = resolve(node, root)
+    if node is False:
+        return set()
+    if not isinstance(node, dict):
+        return None
+    if "const" in node:
+        return {type_of(node["const"])}
+    if isinstance(node.get("enum"), list):
+        return {type_of(v) for v in node["enum"]}
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return set(declared)
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            kinds = [allowed_types(b, root) for b in node[key]]
+            return None if any(k is None for k in kinds) else set().union(*kinds)
+    implied = {kind for kw, kind in _KIND_BY_KEYWORD.items() if kw in node}
+    return implied if len(implied) == 1 else None
+
+
+def type_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(value), "string")
+
+
+def string_choices(node: Any, root: Any) -> list[str] | None:
+    """The strings an enum or const allows, or None when the value is not so restricted."""
+    node = resolve(node, root)
+    if not isinstance(node, dict):
+        return None
+    if "const" in node:
+        return [node["const"]] if isinstance(node["const"], str) else []
+    if isinstance(node.get("enum"), list):
+        return [v for v in node["enum"] if isinstance(v, str)]
+    return None
+
+
+def object_keys(node: Any, root: Any) -> tuple[list[str], bool]:
+    """The keys an object's `properties` name, and whether it takes other keys too."""
+    node = resolve(node, root)
+    if not isinstance(node, dict):
+        return [], True
+    names = list(node.get("properties", {}))
+    closed = node.get("additionalProperties") is False and not node.get("patternProperties")
+    every: list[bool] = []  # anyOf/oneOf: closed only if each branch is
+    for key in _COMBINATORS:
+        for branch in node.get(key, []):
+            more, branch_closed = object_keys(branch, root)
+            names += [n for n in more if n not in names]
+            if key == "allOf":
+                closed = closed or branch_closed
+            else:
+                every.append(branch_closed)
+    closed = closed or (bool(every) and all(every))
+    return names, closed
+
+
+def required_keys(node: Any, root: Any) -> list[str]:
+    node = resolve(node, root)
+    if not isinstance(node, dict):
+        return []
+    required = [k for k in node.get("required", []) if isinstance(k, str)]
+    for branch in node.get("allOf", []):
+        required += [k for k in required_keys(branch, root) if k not in required]
+    return required
+
+
+def describe(node: Any, root: Any) -> str:
+    """A short phrase for what `node` allows: `one of "USD", "EUR"`, `an integer from 1 to
+    99`, `a string matching ^[A-Z]{2}$`."""
+    node = resolve(node, root)
+    if node is True or node == {}:
+        return "any JSON value"
+    if node is False:
+        return "nothing at all (the schema is false here)"
+    if not isinstance(node, dict):
+        return "something this explanation cannot read"
+    if "const" in node:
+        return f"exactly {dump(node['const'])}"
+    if isinstance(node.get("enum"), list):
+        return f"one of {listed([dump(v) for v in node['enum']], 'or')}"
+    types = allowed_types(node, root)
+    if types is None:
+        branches = node.get("anyOf") or node.get("oneOf")
+        if isinstance(branches, list) and branches:
+            return "either " + listed([describe(b, root) for b in branches[:3]], "or")
+        return "any JSON value"
+    noun = listed([_NOUNS.get(t, t) for t in sorted(types, key=list(_NOUNS).index)], "or")
+    details = [d for d in (_string_details(node), _number_details(node)) if d]
+    details += [d for d in (_array_details(node), _object_details(node, root)) if d]
+    return " ".join([noun, *details])
+
+
+def _string_details(node: dict) -> str:
+    parts = []
+    if isinstance(node.get("pattern"), str):
+        parts.append(f"matching {node['pattern']}")
+    if isinstance(node.get("format"), str):
+        parts.append(f"in {node['format']} format")
+    length = _range(node.get("minLength"), node.get("maxLength"), "characters")
+    return ", ".join([*parts, length] if length else parts)
+
+
+def _number_details(node: dict) -> str:
+    low, high = node.get("minimum"), node.get("maximum")
+    parts = [_range(low, high, "", from_to=True)] if low is not None or high is not None else []
+    if node.get("exclusiveMinimum") is not None:
+        parts.append(f"above {node['exclusiveMinimum']}")
+    if node.get("exclusiveMaximum") is not None:
+        parts.append(f"below {node['exclusiveMaximum']}")
+    if node.get("multipleOf") is not None:
+        parts.append(f"a multiple of {node['multipleOf']}")
+    return ", ".join(p for p in parts if p)
+
+
+def _array_details(node: dict) -> str:
+    return _range(node.get("minItems"), node.get("maxItems"), "items")
+
+
+def _object_details(node: dict, root: Any) -> str:
+    names, closed = object_keys(node, root)
+    if not names:
+        return ""
+    required = set(required_keys(node, root))
+    keys = [f"{dump(n)}{' (required)' if n in required else ''}" for n in names]
+    return f"with the keys {listed(keys, 'and')}{' and no others' if closed else ''}"
+
+
+def _range(low: Any, high: Any, unit: str, from_to: bool = False) -> str:
+    tail = f" {unit}" if unit else ""
+    if low is not None and high is not None:
+        return f"from {low} to {high}{tail}" if from_to or low != high else f"of {low}{tail}"
+    if low is not None:
+        return f"of at least {low}{tail}" if not from_to else f"of at least {low}"
+    if high is not None:
+        return f"of at most {high}{tail}" if not from_to else f"of at most {high}"
+    return ""
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def listed(items: Sequence[str], last: str) -> str:
+    """`a, b or c`, with at most SHOWN named and the rest counted."""
+    shown = list(items[:SHOWN])
+    if len(items) > SHOWN:
+        shown.append(f"… ({len(items) - SHOWN} more)")
+    if len(shown) <= 1:
+        return "".join(shown)
+    return f"{', '.join(shown[:-1])} {last} {shown[-1]}"
