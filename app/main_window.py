@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.banner import ErrorBanner
 from app.chart.step_chart import StepChart
+from app.demo.plugin import Demonstration
 from app.run.auto_rerun import AutoRerun, make_toggle
 from app.run.compare_view import CompareView
 from app.run.output_view import OutputView, verdict
@@ -46,7 +47,7 @@ from engine.model.llama import ModelInfo
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.saved import SavedRun, load_run, run_settings, save_run
 from engine.schema.parse import parse_schema
-from engine.settings import ModelSettings
+from engine.settings import GenerationSettings, ModelSettings
 
 RUN_FILTER = "Maskscope run (*.json);;All files (*)"
 PANES_KEY = "panes"
@@ -56,6 +57,7 @@ OLD_SPLITTER_KEYS = ("main_splitter", "left_splitter", "right_splitter")
 
 class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_files.py
     sig_run_ended = Signal()  # a run finished, was stopped, or failed; Run is enabled again
+    sig_run_starting = Signal(str)  # "run": the user's own Run (not a branch or a replay)
 
     def __init__(
         self,
@@ -237,6 +239,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.stop_action.setEnabled(False)
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
+        self.run_menu = run_menu
         run_menu.addSeparator()
         self.auto_rerun_action = make_toggle(self)
         run_menu.addAction(self.auto_rerun_action)
@@ -279,6 +282,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         toolbar.addSeparator()
         toolbar.addAction(self.log_action)
         self.addToolBar(toolbar)
+        self.toolbar = toolbar
+        self.demo = Demonstration(self)  # app/demo/plugin.py: its actions, panes, links
 
     def _connect(self) -> None:
         c = self.controller
@@ -384,6 +389,17 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.auto_rerun.forget_edit()  # a replay's schema is not an edit to rerun
         self.prompt_pane.set_text(run.prompt)
         self._set_path(None)
+        self.show_run(run)
+        made = run_settings(run)
+        self.status.showMessage(
+            f"Replaying a saved run of {run.model} ({made.compiler} compiler, "
+            f"{made.backend} backend) from {path}",
+            0,
+        )
+        return True
+
+    def show_run(self, run: SavedRun) -> None:
+        """Replay a run in the chart, output and timeline, leaving the editors alone."""
         self.step_chart.clear()
         self.step_chart.set_temperature(run_settings(run).temperature)
         self.output_view.start_run()
@@ -393,17 +409,18 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             self.output_view.append_piece(record.token_piece)
         self._run_inputs, self._run_records = (run.schema_text, run.prompt), list(run.records)
         self._model_name = run.model
-        self._on_finished(run.result)
-        made = run_settings(run)
-        self.status.showMessage(
-            f"Replaying a saved run of {run.model} ({made.compiler} compiler, "
-            f"{made.backend} backend) from {path}",
-            0,
-        )
-        return True
+        self._on_finished(run.result, replay=True)
+
+    def current_run(self) -> SavedRun | None:
+        """The run the views show, once it has ended."""
+        if self.last_result is None:
+            return None
+        schema_text, prompt = self._run_inputs
+        records = tuple(self._run_records)
+        return SavedRun(schema_text, prompt, self._model_name, records, self.last_result)
 
     # --- running ---------------------------------------------------------------------------
-    def run(self) -> bool:
+    def run(self, paused: bool = False) -> bool:
         """Start a run; False when one is going on or the schema is already known bad."""
         if self.controller.running:
             return False
@@ -418,22 +435,39 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         except MaskscopeError as e:
             self.routing.not_run(e.kind, e.message)  # the Problems list has every error
             return False
-        model, generation = (
-            self.settings_panel.model_settings(),
-            self.settings_panel.generation_settings(),
-        )
+        generation = self.settings_panel.generation_settings()
         if (problem := generation.problem()) is not None:  # the panel greys these out
             self._on_error("settings", problem)
             return False
         self.store.set_generation_settings(generation)
-        self._run_inputs, self._run_records = (schema_text, self.prompt_pane.text()), []
+        self.sig_run_starting.emit("run")
+        return self.start_run(schema_text, self.prompt_pane.text(), generation, paused=paused)
+
+    def start_run(
+        self,
+        schema_text: str,
+        prompt: str,
+        generation: GenerationSettings,
+        forced: tuple[int, ...] = (),
+        paused: bool = False,
+    ) -> bool:
+        """Start a run on these inputs, which need not be the editors' (a branch runs on
+        its original's); `paused` waits for Step before the first token."""
+        if self.controller.running:
+            return False
+        self.banner.hide()
+        self.last_result = None
+        self.last_error = None
+        model = self.settings_panel.model_settings()
+        self._run_inputs, self._run_records = (schema_text, prompt), []
         self.save_run_action.setEnabled(False)
         self.step_chart.clear()
         self.step_chart.set_temperature(generation.temperature)
         self.output_view.start_run()
         self.routing.run_started()
         self.status.run_started(generation.max_tokens)
-        self.controller.start(RunRequest(schema_text, self.prompt_pane.text(), model, generation))
+        self.demo.run_started(paused)
+        self.controller.start(RunRequest(schema_text, prompt, model, generation, forced))
         self._set_running(True)
         return True
 
@@ -464,13 +498,14 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.output_view.append_piece(record.token_piece)
         self.status.step()
 
-    def _on_finished(self, result: RunResult) -> None:
+    def _on_finished(self, result: RunResult, replay: bool = False) -> None:
         self.last_result = result
         self.save_run_action.setEnabled(True)
         self.step_chart.redraw()  # draw the last step now, not on the next timer tick
         self.output_view.show_result(result, self.routing.violations(result, self._run_inputs[0]))
         self.routing.finished()
-        self._compare_with_previous(result)
+        if not replay:
+            self._compare_with_previous(result)
         self.status.set_speed(result.tokens_per_s)
         self.status.showMessage(f"Finished: {verdict(result)[0]} · {result.n_tokens} tokens", 0)
 
@@ -492,6 +527,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.output_view.show_error(kind, message)
 
     def _on_run_ended(self) -> None:
+        self.demo.run_ended()
         self._set_running(False)
         self.status.run_ended()
         self.sig_run_ended.emit()

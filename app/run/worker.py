@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
 from engine.decode.loop import generate
+from engine.decode.pacing import Pacer
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
@@ -35,6 +36,7 @@ class RunRequest:
     prompt: str
     model: ModelSettings
     generation: GenerationSettings
+    forced: tuple[int, ...] = ()  # a branch: the tokens of its first steps (see generate)
 
 
 class ModelCache:
@@ -88,10 +90,11 @@ class _Worker(QObject):
     sig_error = Signal(str, str)  # kind, message
     sig_idle = Signal()
 
-    def __init__(self, cache: ModelCache, stop: threading.Event) -> None:
+    def __init__(self, cache: ModelCache, stop: threading.Event, pacer: Pacer) -> None:
         super().__init__()
         self._cache = cache
         self._stop = stop
+        self._pacer = pacer
 
     @Slot(object)
     def load(self, settings: ModelSettings) -> None:
@@ -136,8 +139,13 @@ class _Worker(QObject):
                 message="stopped before the first token",
             )
         self.sig_state.emit("Decoding…")
-        steps = generate(model, compiled, request.prompt, request.generation, self._stop.is_set)
+        steps = generate(
+            model, compiled, request.prompt, request.generation, self._stop.is_set, request.forced
+        )
         while True:
+            # Between two steps the generator holds the whole run's state: a pause here
+            # loses nothing, and the next step is the one an unpaused run would make.
+            self._pacer.wait_turn(self._stop.is_set)
             try:
                 record = next(steps)
             except StopIteration as done:
@@ -173,12 +181,13 @@ class RunController(QObject):
         self._owns_cache = cache is None
         self._cache = cache if cache is not None else ModelCache()
         self._stop = threading.Event()
+        self.pacer = Pacer()  # Pause / Step / Continue and the delay per step; see engine
         # The worker runs jobs one after another in request order, so a FIFO of job kinds
         # tells which job each sig_idle ends. A run may queue behind a model load.
         self._jobs: deque[str] = deque()
         self._thread = QThread()
         self._thread.setObjectName("maskscope-worker")
-        self._worker = _Worker(self._cache, self._stop)
+        self._worker = _Worker(self._cache, self._stop, self.pacer)
         self._worker.moveToThread(self._thread)
         self._thread.finished.connect(self._worker.deleteLater)
         self._thread.started.connect(_yield_to_the_gui, Qt.ConnectionType.DirectConnection)

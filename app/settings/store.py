@@ -106,6 +106,16 @@ class SettingsStore:
     def set_auto_rerun(self, on: bool) -> None:
         self._s.setValue("run/auto_rerun", on)
 
+    def step_delay(self) -> float:
+        """Seconds a demonstration waits after each token (0: full speed)."""
+        try:
+            return max(0.0, float(self._s.value("run/step_delay", 0.0)))
+        except (TypeError, ValueError):
+            return 0.0
+
+    def set_step_delay(self, seconds: float) -> None:
+        self._s.setValue("run/step_delay", seconds)
+
     def sync(self) -> None:
         self._s.sync()
 

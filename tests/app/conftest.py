@@ -74,7 +74,7 @@ def use_example() -> Callable[..., Example]:
     def use(window: MainWindow, name: str, **generation: Any) -> Example:
         example = load_example(name)
         window.load_example(example)
-        settings = GenerationSettings(temperature=0.0, seed=0, **generation)
+        settings = GenerationSettings(**{"temperature": 0.0, "seed": 0, **generation})
         window.settings_panel.set_settings(window.settings_panel.model_settings(), settings)
         return example
 

@@ -1,0 +1,70 @@
+"""Demonstration mode in the window: its actions, panes and the links between the views.
+
+The window owns running and the views; this adds what a presenter needs on top of them:
+Pause / Step / Continue with a delay per token, one selected step that every view follows,
+the explanation of that step, "what if" branches, the unconstrained comparison,
+presentation mode and the exports. It reaches the window only through its public methods.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+from app.demo.pacing import Pacing
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+
+class Demonstration(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.pacing = Pacing(
+            window, window.controller, lambda: window.run(paused=True), self.move_selection
+        )
+        self.pacing.set_delay(window.store.step_delay())
+        self.pacing.speed.currentIndexChanged.connect(
+            lambda _i: window.store.set_step_delay(self.pacing.delay())
+        )
+        window.run_menu.addSeparator()
+        self.pacing.add_to(window.run_menu, window.toolbar)
+        self.pacing.pause_action.toggled.connect(self._paused)
+        # After the window's own handler: the worker's "Decoding…" must not hide the pause.
+        window.controller.sig_step.connect(self._step_arrived)
+
+    # --- runs ------------------------------------------------------------------------------
+    def run_started(self, paused: bool) -> None:
+        self.pacing.run_started(paused)
+        if paused:
+            self._paused(True)
+
+    def run_ended(self) -> None:
+        self.pacing.run_ended()
+
+    def _step_arrived(self, _record: object) -> None:
+        if self.pacing.paused:
+            self._paused(True)
+
+    def _paused(self, paused: bool) -> None:
+        if not self.window.controller.running:
+            return
+        if paused:
+            n = len(self.window.step_chart.records)
+            self.window.status.showMessage(
+                f"Paused after {n} token{'s' if n != 1 else ''}: Space continues, "
+                "→ decodes one more",
+                0,
+            )
+        else:
+            self.window.status.showMessage("Decoding…", 0)
+
+    # --- the selected step -----------------------------------------------------------------
+    def move_selection(self, delta: int) -> None:
+        chart = self.window.step_chart
+        if not chart.records:
+            return
+        shown = chart.slider.value()
+        chart.show_step(max(0, min(len(chart.records) - 1, shown + delta)))
