@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
-from engine.cli import check, generate, gui, lint, setup
+from engine.cli import check, generate, gui, lint, report, setup
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import BrokenBuildError
@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     setup.add_parser(sub)
     check.add_parser(sub)
     lint.add_parser(sub)
+    report.add_parser(sub)
     return parser
 
 
