@@ -5,6 +5,10 @@ truncated at max_tokens, stopped by the user, and errors that prevented a run. A
 an older schema, prompt or settings is marked out of date. An output value that breaks a
 keyword the grammar does not enforce is highlighted, and its row leads to that keyword's
 warning in the Problems list.
+
+The raw text is also the run's timeline (app/run/timeline_text.py): each step's token is
+shaded by its valid mass and marked when the grammar forced it or overruled the model, a
+click on a token selects its step, and the selected step's token is outlined.
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.run.timeline_text import TimelineText
+from app.run.token_spans import legend_html
 from app.run.violations import Violation
 from app.text_edit import use_monospace
-from app.theme import chart_colors
+from app.theme import chart_colors, is_dark
 from app.workbench.code_editor import JsonHighlighter
 from app.workbench.problems_list import identity
-from engine.records import FinishReason, RunResult
+from engine.records import FinishReason, RunResult, StepRecord
 from engine.workbench.entries import Problem
 
 FLUSH_MS = 33  # streamed text is appended at most ~30 times a second
@@ -44,11 +50,14 @@ STALE_TIP = "Run again to update it."
 
 
 class OutputView(QWidget):
-    """Emits sig_show_problems() when its pointer to the Problems list is followed, and
-    sig_violation_selected(Violation) when a violation's row is picked."""
+    """Emits sig_show_problems() when its pointer to the Problems list is followed,
+    sig_violation_selected(Violation) when a violation's row is picked, and
+    sig_step_clicked(index) when a token of the output is clicked (index into the run's
+    records, as given to append_record or set_records)."""
 
     sig_show_problems = Signal()
     sig_violation_selected = Signal(object)
+    sig_step_clicked = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -75,10 +84,18 @@ class OutputView(QWidget):
         )
         self.copy_button.clicked.connect(self.copy_output)
 
-        self.raw = QPlainTextEdit(self)
+        self.raw = TimelineText(self)
         self.raw.setObjectName("rawOutput")
-        self.raw.setReadOnly(True)
+        self.raw.sig_step_clicked.connect(self.sig_step_clicked)
         use_monospace(self.raw)
+        self.legend = QLabel(self)
+        self.legend.setObjectName("timelineLegend")
+        self.legend.setWordWrap(True)
+        small = self.legend.font()
+        small.setPointSizeF(max(7.0, small.pointSizeF() - 1))
+        self.legend.setFont(small)
+        self.legend.setToolTip("Hover over a token for its step; click it to show that step")
+        self.legend.hide()
         self.pretty = QPlainTextEdit(self)
         self.pretty.setObjectName("prettyOutput")
         self.pretty.setReadOnly(True)
@@ -113,15 +130,19 @@ class OutputView(QWidget):
         layout.addWidget(self.not_run)
         layout.addWidget(self.summary)
         layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.legend)
         layout.addWidget(self.issues)
 
-        self._pending = ""
+        # What arrived since the last flush: records, or bare pieces from append_piece.
+        self._pending: list[StepRecord | str] = []
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(FLUSH_MS)
         self._flush_timer.timeout.connect(self._flush)
         self.result: RunResult | None = None
         self._set_badge("no run yet", None)
+        self.apply_theme()
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self.apply_theme)
 
     # --- during a run ----------------------------------------------------------------------
     def start_run(self) -> None:
@@ -133,8 +154,9 @@ class OutputView(QWidget):
         """Nothing of an earlier run stays: text, issues, highlights, notes."""
         self._flush_timer.stop()
         self.result = None
-        self._pending = ""
-        self.raw.clear()
+        self._pending = []
+        self.raw.clear_tokens()
+        self.legend.hide()
         self.pretty.clear()
         self.issues.clear()
         self.issues.hide()
@@ -168,18 +190,47 @@ class OutputView(QWidget):
             self._set_badge("no run yet", None)
 
     def append_piece(self, piece: str) -> None:
-        self._pending += piece
+        """Stream text that carries no step (no shading, no click): prefer append_record."""
+        self._append(piece)
+
+    def append_record(self, record: StepRecord) -> None:
+        """Stream one step's token, shaded and marked, as the timeline's next step."""
+        self._append(record)
+
+    def _append(self, item: StepRecord | str) -> None:
+        self._pending.append(item)
         if not self._flush_timer.isActive():
             self._flush_timer.start()
+
+    def set_records(self, records: Sequence[StepRecord]) -> None:
+        """Show these steps' tokens at once (a replay, or a branch's shared beginning) in
+        place of what the output shows."""
+        self._flush_timer.stop()
+        self._pending = []
+        self.raw.set_records("".join(r.token_piece for r in records), records)
+        self.legend.setVisible(bool(records))
+
+    def select_step(self, index: int | None) -> None:
+        """Outline the token of step `index` (into the run's records); None: no step."""
+        self.raw.select_step(index)
+
+    @property
+    def records(self) -> list[StepRecord]:
+        """The steps the output shows, flushed or not."""
+        return self.raw.records + [r for r in self._pending if not isinstance(r, str)]
 
     # --- after a run -----------------------------------------------------------------------
     def show_result(self, result: RunResult, violations: Sequence[Violation] = ()) -> None:
         """Show a finished run; `violations` (its validation errors, located and tied to
         their warnings) replace the plain list of result.errors when given."""
+        records = self.records
         self._flush_timer.stop()
-        self._pending = ""
+        self._pending = []
         self.result = result
-        self.raw.setPlainText(result.text)  # the engine's text is authoritative
+        # The engine's text is authoritative: the live one joins pieces that may each hold
+        # half of a character.
+        self.raw.set_records(result.text, records)
+        self.legend.setVisible(bool(records))
         if result.parse_error is None and result.text.strip():
             self.pretty.setPlainText(json.dumps(result.parsed, indent=2, ensure_ascii=False))
         self.summary.setText(_summary(result))
@@ -195,7 +246,7 @@ class OutputView(QWidget):
             self.show_violations(violations)
 
         self._set_badge(*verdict(result))
-        if result.valid:
+        if result.valid and not records:  # with steps, the raw text is the run's timeline
             self.tabs.setCurrentWidget(self.pretty)
 
     def show_error(self, kind: str, message: str) -> None:
@@ -294,12 +345,30 @@ class OutputView(QWidget):
             "border-radius: 4px; padding: 2px 8px;"
         )
 
+    def apply_theme(self) -> None:
+        colors = chart_colors()
+        self.raw.restyle()
+        self.legend.setText(legend_html(is_dark(), colors.bad, colors.current_step))
+
     def _flush(self) -> None:
-        if self._pending:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        following = self.raw.selected is None or self.raw.selected >= len(self.raw.records) - 1
+        records = [r for r in pending if not isinstance(r, str)]
+        if len(records) == len(pending):
+            self.raw.append_records(records, [r.token_piece for r in records])
+        else:  # bare pieces: as before records were streamed
+            for item in pending:
+                if isinstance(item, str):
+                    self.raw.append_plain(item)
+                else:
+                    self.raw.append_records([item], [item.token_piece])
+        self.legend.setVisible(bool(self.raw.records))
+        if following and not self.raw.textCursor().hasSelection():  # not while reading back
             cursor = self.raw.textCursor()
-            cursor.movePosition(cursor.MoveOperation.End)
-            cursor.insertText(self._pending)
-            self._pending = ""
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            self.raw.setTextCursor(cursor)
             self.raw.ensureCursorVisible()
 
 
