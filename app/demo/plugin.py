@@ -11,8 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
 
+from app.demo.branching import Branching
 from app.demo.pacing import Pacing
+from app.demo.presentation import Presentation
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
@@ -34,6 +37,20 @@ class Demonstration(QObject):
         self.pacing.pause_action.toggled.connect(self._paused)
         # After the window's own handler: the worker's "Decoding…" must not hide the pause.
         window.controller.sig_step.connect(self._step_arrived)
+        self.presentation = Presentation(
+            window, window.panes, self.set_plain_language, window.stop_action
+        )
+        window.view_menu.addSeparator()
+        window.view_menu.addAction(self.presentation.action)
+        self.branching = Branching(window)
+        self.unconstrained_action = QAction("Compare with &unconstrained", self)
+        self.unconstrained_action.setShortcut(QKeySequence("Ctrl+Shift+U"))
+        self.unconstrained_action.setToolTip(
+            "Run the prompt with the grammar, then with the same seed and no grammar, and "
+            "show both side by side"
+        )
+        self.unconstrained_action.triggered.connect(self.branching.compare_unconstrained)
+        window.run_menu.addAction(self.unconstrained_action)
 
     # --- runs ------------------------------------------------------------------------------
     def run_started(self, paused: bool) -> None:
@@ -60,6 +77,10 @@ class Demonstration(QObject):
             )
         else:
             self.window.status.showMessage("Decoding…", 0)
+
+    # --- presentation --------------------------------------------------------------------
+    def set_plain_language(self, on: bool) -> None:
+        """Words for an audience of non-engineers, and the deepest dips annotated."""
 
     # --- the selected step -----------------------------------------------------------------
     def move_selection(self, delta: int) -> None:
