@@ -69,14 +69,14 @@ def shifts_text(comparison: RunComparison) -> str:
     )
 
 
-def _visible(text: str) -> str:
+def visible_whitespace(text: str) -> str:
     """A changed run of whitespace alone would be invisible: show its characters."""
     if text.strip():
         return text
     return text.replace(" ", "␣").replace("\t", "⇥").replace("\n", "⏎\n")
 
 
-def _alpha(color: QColor, alpha: int) -> QColor:
+def with_alpha(color: QColor, alpha: int) -> QColor:
     c = QColor(color)
     c.setAlpha(alpha)
     return c
@@ -201,7 +201,7 @@ class CompareView(QWidget):
         cursor = QTextCursor(self.diff.document())
         cursor.beginEditBlock()
         for span in self.comparison.spans:
-            text = span.text if span.kind is SpanKind.SAME else _visible(span.text)
+            text = span.text if span.kind is SpanKind.SAME else visible_whitespace(span.text)
             cursor.insertText(text, formats[span.kind])
         cursor.endEditBlock()
         self.diff.moveCursor(QTextCursor.MoveOperation.Start)
@@ -211,9 +211,9 @@ class CompareView(QWidget):
         deleted, inserted = QTextCharFormat(), QTextCharFormat()
         deleted.setFontStrikeOut(True)
         deleted.setForeground(colors.bad)
-        deleted.setBackground(_alpha(colors.bad, 45))
+        deleted.setBackground(with_alpha(colors.bad, 45))
         inserted.setForeground(colors.ok)
-        inserted.setBackground(_alpha(colors.ok, 45))
+        inserted.setBackground(with_alpha(colors.ok, 45))
         inserted.setFontWeight(700)
         return {
             SpanKind.SAME: QTextCharFormat(),
@@ -258,10 +258,10 @@ class CompareView(QWidget):
             )
         )
         self.before_curve.setPen(
-            pg.mkPen(_alpha(colors.foreground, 150), width=1.5, style=Qt.PenStyle.DashLine)
+            pg.mkPen(with_alpha(colors.foreground, 150), width=1.5, style=Qt.PenStyle.DashLine)
         )
         self.after_curve.setPen(pg.mkPen(colors.mass_line, width=2))
-        self.shift_marker.setBrush(_alpha(colors.warn, 90))
+        self.shift_marker.setBrush(with_alpha(colors.warn, 90))
         self.shift_marker.setPen(pg.mkPen(colors.warn, width=1.5))
         self.divergence_line.setPen(
             pg.mkPen(colors.current_step, width=1.5, style=Qt.PenStyle.DashLine)
