@@ -16,6 +16,8 @@ from engine.files import read_text
 from engine.llama_build.verdict import ensure_build_runs
 from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
+from engine.runs.provenance import provenance_of
+from engine.runs.saved import SavedRun, save_run
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -78,6 +80,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--chat-template", action="store_true", help="use the GGUF's chat template")
     p.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="decode with no grammar at all (the model alone, to compare with a constrained "
+        "run); the output is still validated against the schema",
+    )
+    p.add_argument(
+        "--save-run",
+        metavar="RUN.json",
+        help="also save the run (every step, the result and its provenance) for the window "
+        "or `maskscope report`",
+    )
+    p.add_argument(
         "--jsonl",
         action="store_true",
         help="one JSON object per step, then the result; token_piece is a token's exact text, "
@@ -100,18 +114,20 @@ def cmd_generate(args: argparse.Namespace) -> int:
     if (problem := settings.problem()) is not None:
         raise GrammarError(problem)
     compiled = compile_schema(schema_text, settings.compiler)
-    for gap in compiled.unenforced:
+    for gap in compiled.unenforced if settings.constrained else ():
         print(f"maskscope: warning: {gap}", file=sys.stderr)
     model = Model.load(model_settings(args))
     out = sys.stdout
     header = "" if args.jsonl else _run_header(model.info, settings)
     gen = generate(model, compiled, prompt, settings)
+    records: list[StepRecord] = []
     while True:
         try:
             record = next(gen)
         except StopIteration as stop:
             result: RunResult = stop.value
             break
+        records.append(record)
         # Only once the run is set up: bad input found there (no chat template, a prompt
         # too long) then gets its one line on stderr and nothing on stdout.
         if header:
@@ -127,6 +143,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
         if header:  # a run that ended before its first step
             print(header, file=out)
         print_result(result, out)
+    if args.save_run:
+        made = provenance_of(model.path, settings, model.info.n_vocab)
+        run = SavedRun(schema_text, prompt, model.info.name, tuple(records), result, made)
+        save_run(Path(args.save_run).expanduser(), run)
+        print(f"maskscope: saved the run to {args.save_run}", file=sys.stderr)
     return EXIT_VALID if result.valid else EXIT_INVALID
 
 
@@ -159,6 +180,8 @@ def generation_settings(args: argparse.Namespace, example: Example | None) -> Ge
     flags = {f: True for f in ("exact_mask", "cross_check", "chat_template") if getattr(args, f)}
     if args.cross_check_compiler is not None:
         flags["cross_check"] = True
+    if args.unconstrained:
+        flags["constrained"] = False
     return dataclasses.replace(base, **given, **flags)
 
 
@@ -206,14 +229,17 @@ def step_json(record: StepRecord) -> dict:
 
 
 def _run_header(info: ModelInfo, settings: GenerationSettings) -> str:
+    return f"model: {info.name} · {info.offload_label}\n{_mask_line(settings)}\n{_TABLE_HEADER}"
+
+
+def _mask_line(settings: GenerationSettings) -> str:
+    if not settings.constrained:
+        return "no grammar (unconstrained): every token allowed, the output validated after"
     cross = ""
     if settings.cross_check:
         against = settings.cross_check_compiler
         cross = f" (cross-check: the {against} compiler)" if against else " (cross-check)"
-    return (
-        f"model: {info.name} · {info.offload_label}\n"
-        f"backend: {settings.backend} · compiler: {settings.compiler}{cross}\n{_TABLE_HEADER}"
-    )
+    return f"backend: {settings.backend} · compiler: {settings.compiler}{cross}"
 
 
 _TABLE_HEADER = (

@@ -37,7 +37,7 @@ def test_the_digest_is_computed_once_per_path_size_and_mtime(gguf):
 
 
 def test_a_missing_model_file_is_one_clear_error(tmp_path):
-    with pytest.raises(MaskscopeError, match="cannot read model file .*none.gguf"):
+    with pytest.raises(MaskscopeError, match=r"cannot read model file .*none\.gguf"):
         provenance_of(tmp_path / "none.gguf", GenerationSettings())
 
 

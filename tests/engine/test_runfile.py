@@ -105,7 +105,7 @@ def test_a_failed_save_leaves_the_old_file_whole(v1_run, tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(saved.os, "replace", full_disk)
-    with pytest.raises(MaskscopeError, match="cannot write run file .*No space left on device"):
+    with pytest.raises(MaskscopeError, match=r"cannot write run file .*No space left on device"):
         save_run(path, v1_run)
     assert path.read_text() == "the old run"
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"], "the temp file was left behind"
