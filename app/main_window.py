@@ -45,6 +45,7 @@ from engine.errors import MaskscopeError
 from engine.examples import examples
 from engine.model.llama import ModelInfo
 from engine.records import FinishReason, RunResult, StepRecord
+from engine.runs.provenance import Provenance
 from engine.runs.saved import SavedRun, load_run, run_settings, save_run
 from engine.schema.parse import parse_schema
 from engine.settings import GenerationSettings, ModelSettings
@@ -77,6 +78,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._run_inputs: tuple[str, str] = ("", "")
         self._run_records: list[StepRecord] = []
         self._model_name = ""
+        self.model_info: ModelInfo | None = None  # of the last model loaded
+        self._provenance: Provenance | None = None  # of the run the views show
         # (schema, prompt) as the command line left them; quitting with these unedited
         # keeps the stored draft (see keep_saved_draft).
         self._draft_baseline: tuple[str, str] | None = None
@@ -290,6 +293,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         c.sig_state.connect(self.status.showMessage)
         c.sig_model_loaded.connect(self._on_model_loaded)
         c.sig_step.connect(self._on_step)
+        c.sig_provenance.connect(self._on_provenance)
         c.sig_finished.connect(self._on_finished)
         c.sig_error.connect(self._on_error)
         c.sig_run_ended.connect(self._on_run_ended)
@@ -355,12 +359,9 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             self.save_run(path)
 
     def save_run(self, path: str) -> bool:
-        if self.last_result is None:
+        run = self.current_run()
+        if run is None:
             return False
-        schema_text, prompt = self._run_inputs
-        run = SavedRun(
-            schema_text, prompt, self._model_name, tuple(self._run_records), self.last_result
-        )
         try:
             save_run(path, run)
         except MaskscopeError as e:
@@ -409,6 +410,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             self.output_view.append_piece(record.token_piece)
         self._run_inputs, self._run_records = (run.schema_text, run.prompt), list(run.records)
         self._model_name = run.model
+        self._provenance = run.provenance
         self._on_finished(run.result, replay=True)
 
     def current_run(self) -> SavedRun | None:
@@ -417,7 +419,9 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             return None
         schema_text, prompt = self._run_inputs
         records = tuple(self._run_records)
-        return SavedRun(schema_text, prompt, self._model_name, records, self.last_result)
+        return SavedRun(
+            schema_text, prompt, self._model_name, records, self.last_result, self._provenance
+        )
 
     # --- running ---------------------------------------------------------------------------
     def run(self, paused: bool = False) -> bool:
@@ -460,6 +464,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.last_error = None
         model = self.settings_panel.model_settings()
         self._run_inputs, self._run_records = (schema_text, prompt), []
+        self._provenance = None
         self.save_run_action.setEnabled(False)
         self.step_chart.clear()
         self.step_chart.set_temperature(generation.temperature)
@@ -486,11 +491,15 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
     def _on_model_loaded(self, settings: ModelSettings, info: ModelInfo) -> None:
         self.store.set_model_settings(settings)
         self._model_name = info.name
+        self.model_info = info
         self.status.set_model(info)
         if not self.controller.running:  # a preload: replace "Loading model…"
             self.status.showMessage(f"Model loaded: {info.name}", 5000)
         self.settings_panel.set_chat_template_available(info.has_chat_template)
         self.routing.model_loaded(str(info.path))
+
+    def _on_provenance(self, provenance: Provenance | None) -> None:
+        self._provenance = provenance
 
     def _on_step(self, record: StepRecord) -> None:
         self._run_records.append(record)

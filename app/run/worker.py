@@ -25,6 +25,7 @@ from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
 from engine.records import FinishReason, RunResult
+from engine.runs.provenance import Provenance, provenance_of
 from engine.settings import GenerationSettings, ModelSettings
 
 log = logging.getLogger(__name__)
@@ -80,12 +81,22 @@ def _yield_to_the_gui() -> None:
         QThread.currentThread().setPriority(QThread.Priority.LowPriority)
 
 
+def _provenance(model: Model, settings: GenerationSettings | None) -> Provenance | None:
+    """What a saved run records about how it was made; None if the model file went away."""
+    try:
+        return provenance_of(model.info.path, settings or GenerationSettings(), model.n_vocab)
+    except MaskscopeError as e:
+        log.warning("no provenance for this run: %s", e.message)
+        return None
+
+
 class _Worker(QObject):
     """Lives in the worker thread; each slot is one job and ends with sig_idle."""
 
     sig_state = Signal(str)
     sig_model_loaded = Signal(object, object)  # ModelSettings, ModelInfo
     sig_step = Signal(object)  # StepRecord
+    sig_provenance = Signal(object)  # Provenance of the run about to finish, or None
     sig_finished = Signal(object)  # RunResult
     sig_error = Signal(str, str)  # kind, message
     sig_idle = Signal()
@@ -123,6 +134,7 @@ class _Worker(QObject):
     def _load(self, settings: ModelSettings) -> Model:
         self.sig_state.emit("Loading model…")
         model = self._cache.get(settings)
+        _provenance(model, None)  # hash the model file here, once, not after a run
         self.sig_model_loaded.emit(settings, model.info)
         return model
 
@@ -149,6 +161,7 @@ class _Worker(QObject):
             try:
                 record = next(steps)
             except StopIteration as done:
+                self.sig_provenance.emit(_provenance(model, request.generation))
                 return done.value
             self.sig_step.emit(record)
 
@@ -161,6 +174,7 @@ class RunController(QObject):
       sig_model_loaded(object, object)  ModelSettings and ModelInfo of the model a job
                                 loaded or reused
       sig_step(object)          one StepRecord per generated token
+      sig_provenance(object)    the Provenance of a run (or None), just before sig_finished
       sig_finished(object)      RunResult; ends a run that got as far as decoding
       sig_error(str, str)       (kind, message); ends a job that failed
       sig_run_ended()           after a run's sig_finished or sig_error; .running is False
@@ -169,6 +183,7 @@ class RunController(QObject):
     sig_state = Signal(str)
     sig_model_loaded = Signal(object, object)
     sig_step = Signal(object)
+    sig_provenance = Signal(object)
     sig_finished = Signal(object)
     sig_error = Signal(str, str)
     sig_run_ended = Signal()
@@ -195,7 +210,8 @@ class RunController(QObject):
         self._request_run.connect(self._worker.run)
         self._request_load.connect(self._worker.load)
         self._worker.sig_idle.connect(self._on_idle)
-        for name in ("sig_state", "sig_model_loaded", "sig_step", "sig_finished", "sig_error"):
+        names = ("sig_state", "sig_model_loaded", "sig_step", "sig_provenance", "sig_finished")
+        for name in (*names, "sig_error"):
             getattr(self._worker, name).connect(getattr(self, name))
         self._thread.start()
         # Belt and braces: a QThread destroyed while running aborts the process, so the

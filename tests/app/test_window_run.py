@@ -114,6 +114,11 @@ def test_saved_run_replays_without_a_model(
     ]
     assert other.output_view.raw.toPlainText() == window.last_result.text
     assert other.output_view.badge.text() == "✓ valid"
+    # It says how it was made: the model file by name, size and hash, and every setting.
+    made = other.current_run().provenance
+    assert made is not None and made.model_file == window.model_info.path.split("/")[-1]
+    assert len(made.model_sha256) == 64 and made.model_bytes > 100_000_000
+    assert made.settings["max_tokens"] == 40 and made.n_vocab == 262_144
     other.undo_action.trigger()  # the schema the replay replaced comes back
     assert other.schema_editor.text() == '{"type": "string"}'
 
