@@ -19,6 +19,7 @@ LEFT, RIGHT, TOP, BOTTOM = 46, 14, 18, 30
 PLOT_W, PLOT_H = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 _NICE = (1, 2, 5)
 _SLIVER = 3.0
+_LABEL_GAP = 150.0  # the least distance between two dip labels' centres
 
 
 def _frame(label: str, body: str, y_ticks: Sequence[tuple[float, str]], n: int) -> str:
@@ -78,8 +79,12 @@ def mass_chart(records: Sequence[StepRecord]) -> str:
             f'y="{y:.1f}" width="{bar_w:.1f}" height="{h:.1f}">'
             f"<title>{tip}</title></rect></a>"
         )
+    placed: list[float] = []
     for dip in deepest_dips(records):
         x = _x_center(next(i for i, r in enumerate(records) if r.step == dip.step), n)
+        if any(abs(x - other) < _LABEL_GAP for other in placed):
+            continue  # a deeper dip's label is already there: two would overprint
+        placed.append(x)
         y = TOP + PLOT_H * (1 - max(0.0, min(1.0, dip.valid_mass))) - _SLIVER - 6
         bars.append(_dip_label(x, y, dip.chosen, dip.wanted))
     ticks = [(v, f"{v:g}") for v in (0, 0.25, 0.5, 0.75, 1)]

@@ -82,7 +82,10 @@ svg.chart .line { fill: none; stroke: var(--accent); stroke-width: 1.6; }
 svg.chart .dot.free { fill: var(--free); }
 svg.chart .dot.forced { fill: var(--forced); }
 svg.chart .dot.overruled { fill: var(--overruled); }
-svg.chart .dip { fill: var(--fg); font-size: 11px; }
+svg.chart .dip {
+  fill: var(--fg); font-size: 11px; paint-order: stroke; stroke: var(--bg);
+  stroke-width: 3px; stroke-linejoin: round;
+}
 .stats { margin: 4px 0 10px; }
 .stats b { font-variant-numeric: tabular-nums; }
 svg.chart a:hover .bar, svg.chart a:hover .dot { opacity: .75; }
