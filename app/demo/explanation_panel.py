@@ -9,8 +9,6 @@ clicking a masked one explains why the grammar forbids it here (engine.explain.f
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -19,6 +17,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QTextBrowser,
     QToolButton,
     QVBoxLayout,
@@ -26,11 +25,19 @@ from PySide6.QtWidgets import (
 )
 
 from app.demo.candidates_table import CandidatesTable
+from app.demo.explanation_html import (
+    code_html,
+    count_html,
+    mass_html,
+    output_html,
+    sum_html,
+    why_html,
+)
 from app.demo.pipeline_view import PipelineView
-from app.demo.step_explained import Row, StepExplained, explain_step, fmt, plain_text
+from app.demo.step_explained import Row, StepExplained, explain_step, plain_text
 from app.theme import chart_colors, is_dark
-from engine.explain.forbidden import why_forbidden
-from engine.records import StepRecord
+from engine.explain.forbidden import explain_forbidden
+from engine.records import Candidate, StepRecord
 
 EMPTY = "Select a step: click a token in the output, or a point on the chart."
 HINT = (
@@ -123,10 +130,10 @@ class ExplanationPanel(QWidget):
         numbers = QHBoxLayout()
         numbers.addWidget(self.count_label, 1)
         numbers.addWidget(self.mass_label, 1)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
+        body = QWidget(self)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(8)
-        layout.addLayout(head)
         layout.addWidget(self.output)
         layout.addWidget(self.pipeline)
         layout.addLayout(numbers)
@@ -137,6 +144,16 @@ class ExplanationPanel(QWidget):
         layout.addWidget(self.hint)
         layout.addWidget(self.empty, 1)
         layout.addStretch(0)
+        # A small dock scrolls the panel rather than squeezing its table and boxes.
+        scroll = QScrollArea(self)
+        scroll.setWidget(body)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(8, 8, 8, 8)
+        outer.setSpacing(8)
+        outer.addLayout(head)
+        outer.addWidget(scroll, 1)
         self.content = [
             self.copy_button,
             self.output,
@@ -163,7 +180,7 @@ class ExplanationPanel(QWidget):
         self.step = explain_step(records, index, n_vocab, temperature)
         self.schema = schema
         self.why = ""
-        token = _code(f"`{self.step.record.token_text}`")
+        token = code_html(f"`{self.step.record.token_text}`")
         self.title.setText(f"Step {index + 1} of {len(records)} · wrote {token}")
         for widget in self.content:
             widget.setVisible(True)
@@ -190,58 +207,15 @@ class ExplanationPanel(QWidget):
     def _fill(self) -> None:
         step = self.step
         assert step is not None
-        r = step.renorm
-        self.output.setHtml(self._output_html(step))
+        self.output.setHtml(output_html(step))
         bar = self.output.verticalScrollBar()
         bar.setValue(bar.maximum())  # the selected token is at the end
         self.pipeline.show_stages(step.stages)
         self.table.show_rows(step.rows)
-        self.count_label.setText(self._count_text(step))
-        self.mass_label.setText(self._mass_text(step))
-        prefix = "The allowed share adds up:" if self._plain else "ΣP over the valid set ="
-        self.sum_label.setText(
-            f"{prefix} <b>{html.escape(r.sum_written())}</b><br>{self._chosen_division(step)}"
-        )
-        self.chosen_label.setText(_code(step.chosen_text))
-
-    def _chosen_division(self, step: StepExplained) -> str:
-        row = next((r for r in step.rows if r.chosen and r.division), None)
-        if row is None or row.division is None:
-            return ""
-        name = "its rescaled share" if self._plain else "P′"
-        token = _code(f"`{row.candidate.text}`")
-        return f"{name} of {token} = P / ΣP = <b>{html.escape(row.division.written())}</b>"
-
-    def _count_text(self, step: StepExplained) -> str:
-        r = step.renorm
-        if self._plain:
-            of = f" of the {r.n_vocab:,}" if r.n_vocab else ""
-            return f"The rules allowed <b>{r.n_valid:,}</b>{of} tokens"
-        return f"<b>{html.escape(step.valid_count)}</b>"
-
-    def _mass_text(self, step: StepExplained) -> str:
-        mass = step.renorm.valid_mass
-        exact = "" if step.renorm.exact else " (at least)"
-        if self._plain:
-            return (
-                f"Share of the model's preference that the rules allowed: <b>{mass:.1%}</b>{exact}"
-            )
-        return f"valid mass ΣP = <b>{fmt(mass)}</b>{exact}"
-
-    def _output_html(self, step: StepExplained) -> str:
-        c = chart_colors()
-        token = step.record.token_piece
-        shown = token if token.strip() else step.record.token_text
-        tail = "\n" if "\n" in token else ""
-        tint = (
-            f"rgba({c.current_step.red()}, {c.current_step.green()}, {c.current_step.blue()}, 0.35)"
-        )
-        return (
-            "<pre style='white-space: pre-wrap; margin: 0'>"
-            f"{html.escape(step.before)}"
-            f"<span style='background: {tint}; font-weight: bold'>{html.escape(shown)}</span>"
-            f"<span style='color: {c.current_step.name()}'>▏</span>{tail}</pre>"
-        )
+        self.count_label.setText(count_html(step, self._plain))
+        self.mass_label.setText(mass_html(step, self._plain))
+        self.sum_label.setText(sum_html(step, self._plain))
+        self.chosen_label.setText(code_html(step.chosen_text))
 
     # --- clicks ----------------------------------------------------------------------------
     def _row_clicked(self, row: Row) -> None:
@@ -249,10 +223,17 @@ class ExplanationPanel(QWidget):
             return
         if row.valid:
             self.sig_force.emit(self.step.index, row.candidate.id)
+        else:
+            self.show_why(row.candidate)
+
+    def show_why(self, candidate: Candidate) -> None:
+        """Say why the grammar forbids `candidate` at the shown step (also for a click on a
+        masked bar of the chart)."""
+        if self.step is None:
             return
-        self.why = why_forbidden(self.step.record, row.candidate, self.step.before, self.schema)
-        question = f"Why is `{row.candidate.text}` forbidden here?"
-        self.why_label.setText(f"<b>{_code(question)}</b><br>{_code(self.why)}")
+        parts = explain_forbidden(self.step.record, candidate, self.step.before, self.schema)
+        self.why = parts.text()
+        self.why_label.setText(why_html(parts))
         self.why_label.setVisible(True)
 
     # --- copy and theme --------------------------------------------------------------------
@@ -280,16 +261,3 @@ class ExplanationPanel(QWidget):
         self.pipeline.apply_theme()
         if self.step is not None:
             self._fill()
-
-
-def _code(text: str) -> str:
-    """Escaped text with each `token` set as a monospace chip, so that a one-letter token
-    stands out from the words around it."""
-    c = chart_colors()
-    chip = (
-        f"font-family: monospace; font-weight: bold; "
-        f"background-color: rgba({c.foreground.red()}, {c.foreground.green()}, "
-        f"{c.foreground.blue()}, 0.12)"
-    )
-    escaped = html.escape(text, quote=False)
-    return re.sub(r"`([^`]*)`", rf"<span style='{chip}'>&nbsp;\1&nbsp;</span>", escaped)
