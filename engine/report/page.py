@@ -26,6 +26,10 @@ MASS_TITLE = "Valid mass per step"
 MASS_PLAIN = "the share of the model's preference that the rules allowed"
 ENTROPY_TITLE = "Raw entropy per step"
 ENTROPY_PLAIN = "how unsure the model was before the rules applied, in nats"
+UNMASKED = (
+    '<p class="stats">No grammar: every token of the vocabulary was allowed at every step, '
+    "so the model alone chose each one (valid mass 1 throughout).</p>"
+)
 
 
 def render_report(run: SavedRun) -> str:
@@ -118,8 +122,13 @@ def _output(run: SavedRun) -> str:
     return (
         "<h2>Output</h2>"
         '<p class="sub">Each token links to its step below; hover for its numbers.</p>'
-        f"{output_tokens(run.records, run.result.text)}{LEGEND}"
+        f"{output_tokens(run.records, run.result.text)}{LEGEND if _masked(run) else ''}"
     )
+
+
+def _masked(run: SavedRun) -> bool:
+    """Whether a grammar masked the run: an unconstrained one has no marks or dips."""
+    return run_settings(run).constrained
 
 
 def _charts(run: SavedRun) -> str:
@@ -133,12 +142,16 @@ def _charts(run: SavedRun) -> str:
         "<li>labels: the deepest dips, with the token written (and the one the model wanted)"
         "</li></ul>"
     )
+    entropy = (
+        f"<figure><figcaption>{ENTROPY_TITLE} <span>· {escape(ENTROPY_PLAIN)}</span>"
+        f"</figcaption>{entropy_chart(run.records)}</figure>"
+    )
+    if not _masked(run):
+        return f"<h2>Step by step</h2>{UNMASKED}{entropy}"
     return (
         f"<h2>Step by step</h2>{_stats(run)}"
         f"<figure><figcaption>{MASS_TITLE} <span>· {escape(MASS_PLAIN)}</span></figcaption>"
-        f"{mass_chart(run.records)}</figure>"
-        f"<figure><figcaption>{ENTROPY_TITLE} <span>· {escape(ENTROPY_PLAIN)}</span>"
-        f"</figcaption>{entropy_chart(run.records)}</figure>{legend}"
+        f"{mass_chart(run.records)}</figure>{entropy}{legend}"
     )
 
 

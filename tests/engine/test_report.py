@@ -114,3 +114,12 @@ def test_a_run_with_no_steps_still_reports(run):
 def test_step_labels_thin_out_on_long_runs():
     assert _x_ticks(10) == list(range(1, 11))
     assert _x_ticks(256) == [1, *range(20, 257, 20)]
+
+
+def test_an_unconstrained_run_shows_no_mass_chart_or_marks(run):
+    settings = {**run.result.settings, "constrained": False}
+    free = dataclasses.replace(run, result=dataclasses.replace(run.result, settings=settings))
+    page = render_report(free)
+    assert "no grammar: unconstrained" in page and "every token of the vocabulary" in page
+    assert "<rect" not in page and "<circle" in page  # the entropy chart only
+    assert "shade: how little" not in page
