@@ -131,11 +131,12 @@ class CandidatesTable(QTableWidget):
         if row.chosen:
             tint = QColor(colors.current_step)
             tint.setAlphaF(0.18)
-            for item in items:
+            for col, item in enumerate(items):
                 font = item.font()
                 font.setWeight(QFont.Weight.Bold)
                 item.setFont(font)
-                item.setBackground(tint)
+                if col not in (P_BEFORE, P_AFTER):  # the bars keep their own colours
+                    item.setBackground(tint)
         return items
 
 
