@@ -152,7 +152,12 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
   }
   main { max-width: none; padding: 0; }
   pre.scroll { max-height: none; overflow: visible; }
-  details.step, figure, .verdict { break-inside: avoid; }
-  h2 { break-after: avoid; }
+  @page { margin: 14mm; }
+  /* A page is narrower than a screen: the step rows lose the bar and the arrow. */
+  .row { grid-template-columns: 36px minmax(60px, 1fr) 66px 56px 52px 2.2fr 2fr; gap: 6px;
+    font-size: 12px; }
+  .massbar i, .stepno::before, details[open] .stepno::before { display: none; }
+  details.step > summary, figure, .verdict, .why > div, pre.output { break-inside: avoid; }
+  h2, h3 { break-after: avoid; }
 }
 """
