@@ -77,6 +77,28 @@ def first_difference_text(branch: Branch, comparison: RunComparison) -> str:
     return "".join(text for text, _ in first_difference_parts(branch, comparison))
 
 
+def forced_odds_text(branch: Branch, original: SavedRun) -> str:
+    """How likely the forced token was where it was forced, beside the original's draw: a
+    branch the model nearly took reads differently from one it never would have."""
+    if branch.fork_step >= len(original.records):
+        return ""
+    record = original.records[branch.fork_step]
+    step = branch.fork_step + 1
+    top = {c.id: c for c in (*record.top_raw, *record.top_masked)}
+    drew = top.get(record.token_id)
+    drew_words = f"{record.token_text!r}" + (f" (P {drew.p_raw:.3f})" if drew else "")
+    forced = top.get(branch.token_id)
+    if forced is None:
+        return (
+            f"At step {step} the original drew {drew_words}; {branch.token_text!r} was not "
+            "among its top candidates."
+        )
+    return (
+        f"At step {step} the model gave {forced.text!r} P {forced.p_raw:.3f} "
+        f"({forced.p_masked:.3f} after masking); the original drew {drew_words}."
+    )
+
+
 def _first_difference_html(branch: Branch, comparison: RunComparison) -> str:
     colors = chart_colors()
     whose_color = {"original": _original_color(colors), "branch": _branch_color(colors)}
@@ -102,6 +124,9 @@ class BranchesView(QWidget):
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.setAllColumnsShowFocus(True)
+        self.list.setAlternatingRowColors(True)
+        # Room for the original and four branches before the list scrolls.
+        self.list.setMinimumHeight(self.list.fontMetrics().height() * 8)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setToolTip(
             "The original run and every what-if branch made from it. Select one to compare "
@@ -176,8 +201,9 @@ class BranchesView(QWidget):
         grid.addWidget(self.left, 2, 0)
         grid.addWidget(self.right, 2, 1)
         grid.addWidget(self.mass, 3, 0, 1, 2)
+        # Outputs are mostly short JSON; the curves need the height.
         grid.setRowStretch(2, 2)
-        grid.setRowStretch(3, 3)
+        grid.setRowStretch(3, 5)
 
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.setChildrenCollapsible(False)
@@ -297,9 +323,10 @@ class BranchesView(QWidget):
     def _show_branch(self, branch: Branch, cmp: RunComparison) -> None:
         self.comparison = cmp
         self.copy_button.setEnabled(True)
-        self.difference.setText(f"<b>{_first_difference_html(branch, cmp)}</b>")
         original = self.branches.original
         assert original is not None
+        odds = html.escape(forced_odds_text(branch, original))
+        self.difference.setText(f"<b>{_first_difference_html(branch, cmp)}</b><br>{odds}")
         self.left_title.setText(self._title("Original run", original))
         self.right_title.setText(self._title(branch.name, branch.run))
         self._fill(self.left, cmp, SpanKind.DELETED, _original_color)

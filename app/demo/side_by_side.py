@@ -104,7 +104,8 @@ class _Column(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.text = ""
-        self.title = QLabel(f"<b>{html.escape(title)}</b>", self)
+        self.name = title
+        self.title = QLabel("", self)
         self.verdict = QLabel("", self)
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -131,6 +132,7 @@ class _Column(QFrame):
         """The output, the part from `parted_at` (a character offset) on tinted."""
         self.text = run.result.text
         self.copy_button.setEnabled(True)
+        self.title.setText(f"<b>{html.escape(self.name)}</b> · {len(run.records)} tokens")
         colors = chart_colors()
         self.verdict.setText(
             "<br>".join(
@@ -152,6 +154,7 @@ class _Column(QFrame):
 
     def clear(self, placeholder: str = "") -> None:
         self.text = ""
+        self.title.setText(f"<b>{html.escape(self.name)}</b>")
         self.copy_button.setEnabled(False)
         self.verdict.setText("")
         self.output.clear()

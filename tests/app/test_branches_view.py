@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
 
-from app.demo.branches import EMPTY, ORIGINAL, ORIGINAL_SELECTED, BranchesView
+from app.demo.branches import EMPTY, ORIGINAL, ORIGINAL_SELECTED, BranchesView, forced_odds_text
 from app.demo.branches import first_difference_text as words
 from app.theme import chart_colors
-from engine.records import FinishReason, RunResult, StepRecord, ValidationIssue
+from engine.records import Candidate, FinishReason, RunResult, StepRecord, ValidationIssue
 from engine.runs.branches import BranchSet
 from engine.runs.saved import SavedRun
 
@@ -95,7 +97,8 @@ def test_selecting_a_branch_shows_its_difference_from_the_original(qtbot):
     items = len(view.mass.plot.getPlotItem().items)
     view.select(0)
     assert _plain(view.difference) == (
-        "First difference at step 2: 'USD' (the original) vs 'EUR' (the branch)"
+        "First difference at step 2: 'USD' (the original) vs 'EUR' (the branch)\n"
+        "At step 2 the original drew 'USD'; 'EUR' was not among its top candidates."
     )
     # Each run's choice in its curve's colour.
     blue, purple = (style.color(chart_colors()).name() for style in view.mass.styles)
@@ -111,11 +114,15 @@ def test_selecting_a_branch_shows_its_difference_from_the_original(qtbot):
     assert _ys(view.mass.curves[0]) == [1.0, 0.91, 1.0]
     assert _ys(view.mass.curves[1]) == [1.0, 0.91, 0.98]
     assert view.mass.mark_line.isVisible() and view.mass.mark_line.value() == 2
+    assert view.mass.describe(1) == (
+        "<b>step 2</b><br>original: &#x27;USD&#x27; · valid mass 0.910<br>"
+        "branch: &#x27;EUR&#x27; · valid mass 0.910"
+    )
 
     view.select(1)
-    assert _plain(view.difference) == (
+    assert _plain(view.difference).startswith(
         'First difference at step 1: \'{"currency": "\' (the original) vs '
-        '\'{ "currency": "\' (the branch)'
+        '\'{ "currency": "\' (the branch)\n'
     )
     assert "✗ invalid (1 error)" in _plain(view.right_title)
     assert view.mass.mark_line.value() == 1
@@ -190,4 +197,24 @@ def test_first_difference_words():
     assert words(branches.branches[1], branches.compare(1)) == (
         "First difference at step 3: '\"}' (the original) vs '\"\\n}' (the branch); "
         "the token was forced at step 1"
+    )
+
+
+def test_the_forced_tokens_odds_where_it_was_forced():
+    # The real currency step: USD 0.598 and EUR 0.269 of 0.907 valid.
+    usd = Candidate(2, "USD", 0.598, 0.659, True)
+    eur = Candidate(4, "EUR", 0.269, 0.297, True)
+    step = dataclasses.replace(ORIGINAL_RUN.records[1], top_raw=(usd, eur), top_masked=(usd, eur))
+    original = dataclasses.replace(
+        ORIGINAL_RUN, records=(ORIGINAL_RUN.records[0], step, *ORIGINAL_RUN.records[2:])
+    )
+    branches = BranchSet(original)
+    eur_branch = branches.new_branch(1, 4, "EUR", EUR)
+    assert forced_odds_text(eur_branch, original) == (
+        "At step 2 the model gave 'EUR' P 0.269 (0.297 after masking); "
+        "the original drew 'USD' (P 0.598)."
+    )
+    unlikely = branches.new_branch(1, 99, "XYZ", EUR)
+    assert forced_odds_text(unlikely, ORIGINAL_RUN) == (
+        "At step 2 the original drew 'USD'; 'XYZ' was not among its top candidates."
     )

@@ -107,6 +107,12 @@ def test_both_outputs_with_their_verdicts(qtbot):
         "✗ invalid JSON: Unterminated string starting at line 1, column 33"
     )
     assert "seed 1" in view.status.text()
+    assert _plain(view.unconstrained.title) == "Without the grammar (the model alone) · 4 tokens"
+    # The hover text of a step names both choices and the constrained run's valid mass.
+    assert view.mass.describe(2) == (
+        "<b>step 3</b><br>with the grammar: &#x27;&quot;&#x27;<br>"
+        "without: &#x27;&quot;,&#x27;<br>valid mass 0.019"
+    )
 
 
 def test_where_the_runs_part_and_what_the_grammar_thought(qtbot):
