@@ -84,13 +84,16 @@ def model_digest(path: str | Path) -> tuple[int, str]:
 
 
 @functools.cache
-def _llama_build() -> str:
-    # The build cannot change inside one process; asking it loads llama.cpp, proven by then
-    # in every caller (a run has been made).
+def _versions() -> tuple[str, str, str]:
+    """llama-cpp-python's version, the llama.cpp build, Maskscope's version.
+
+    None of them changes inside one process, so they are asked once. Asking the build loads
+    llama.cpp, proven by then in every caller (a run has been made)."""
     try:
-        return build_description()
+        build = build_description()
     except (ImportError, OSError, AttributeError):
-        return ""
+        build = ""
+    return package_version("llama_cpp_python"), build, package_version("maskscope")
 
 
 def provenance_of(
@@ -105,6 +108,7 @@ def provenance_of(
     the same unchanged file cost a stat. Raises MaskscopeError when the file cannot be read.
     """
     size, sha = model_digest(model_path)
+    llama_cpp_python, build, maskscope = _versions()
     masked = settings.constrained
     made = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     return Provenance(
@@ -112,9 +116,9 @@ def provenance_of(
         model_bytes=size,
         model_sha256=sha,
         n_vocab=n_vocab,
-        llama_cpp_python=package_version("llama_cpp_python"),
-        llama_cpp_build=_llama_build(),
-        maskscope=package_version("maskscope"),
+        llama_cpp_python=llama_cpp_python,
+        llama_cpp_build=build,
+        maskscope=maskscope,
         compiler=settings.compiler if masked else UNCONSTRAINED,
         backend=settings.backend if masked else UNCONSTRAINED,
         settings=settings.to_json(),
