@@ -72,7 +72,7 @@ def main_gui(args: argparse.Namespace) -> int:
     # Imported here so that `--help` and argument errors do not pay for Qt and pyqtgraph.
     from app.main_window import MainWindow
 
-    for path in (args.schema, args.prompt_file):
+    for path in (args.schema, args.prompt_file, args.open_run):
         if path and not Path(path).is_file():
             print(f"maskscope gui: no such file: {path}", file=sys.stderr)
             return 2
@@ -83,18 +83,24 @@ def main_gui(args: argparse.Namespace) -> int:
     window = MainWindow()
     if args.example:
         window.load_example(load_example(args.example))
-    opened = (not args.schema or window.open_schema(_absolute(args.schema))) and (
-        not args.prompt_file or window.open_prompt(args.prompt_file)
+    opened = (
+        (not args.schema or window.open_schema(_absolute(args.schema)))
+        and (not args.prompt_file or window.open_prompt(args.prompt_file))
+        and (not args.open_run or window.open_run(args.open_run))
     )
     if not opened:  # unreadable file: the banner has the reason, stderr gets it too
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)
         window.close()  # ends the worker thread before Python tears Qt down
         return EXIT_BAD_INPUT
-    if args.schema or args.example or args.prompt_file:
+    if args.open_run:  # a replay from the command line is no edit to save on quitting
+        window.schema_editor.editor.document().setModified(False)
+    if args.schema or args.example or args.prompt_file or args.open_run:
         window.keep_saved_draft()
     if args.model:  # stored once it loads, so it must not depend on this folder
         window.settings_panel.set_model_path(_absolute(args.model))
     window.show()
+    if args.presentation:
+        window.demo.presentation.set_on(True)
     code = EXIT_VALID  # `maskscope generate`'s codes: 0 valid, 1 invalid or cut off, 2 bad input
     # Printed once the window has closed: while the worker loads a model, llama.cpp's
     # stderr is captured (engine/native_log.py), and a line printed then would vanish.

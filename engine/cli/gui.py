@@ -18,7 +18,17 @@ def add_gui_arguments(p: argparse.ArgumentParser) -> None:
     schema.add_argument(
         "--example", choices=EXAMPLE_ORDER, help="open a bundled example, with its settings"
     )
+    schema.add_argument(
+        "--open-run",
+        metavar="RUN",
+        help="replay a saved run (File > Save run, or generate --save-run) without a model",
+    )
     p.add_argument("--prompt-file", metavar="FILE", help="text file to use as the prompt")
+    p.add_argument(
+        "--presentation",
+        action="store_true",
+        help="start in presentation mode: chart and explanation full screen (F11 toggles)",
+    )
     p.add_argument("--model", metavar="GGUF", help="GGUF model file (default: Gemma 3 270M)")
     p.add_argument("--autorun", action="store_true", help="start a run once the window shows")
     p.add_argument(
