@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
@@ -12,7 +13,7 @@ from app.demo.branches import first_difference_text as words
 from app.theme import chart_colors
 from engine.records import Candidate, FinishReason, RunResult, StepRecord, ValidationIssue
 from engine.runs.branches import BranchSet
-from engine.runs.saved import SavedRun
+from engine.runs.saved import SavedRun, load_run
 
 
 def _record(step: int, token_id: int, piece: str, mass: float) -> StepRecord:
@@ -218,3 +219,25 @@ def test_the_forced_tokens_odds_where_it_was_forced():
     assert forced_odds_text(unlikely, ORIGINAL_RUN) == (
         "At step 2 the original drew 'USD'; 'XYZ' was not among its top candidates."
     )
+
+
+def test_on_a_real_run_the_eur_branch_reads_its_odds_from_the_currency_step(qtbot):
+    real = load_run(Path(__file__).parents[1] / "data" / "runs" / "currency-logits.json")
+    step = next(r for r in real.records if r.token_text == "USD")
+    eur = next(c for c in step.top_raw if c.text == "EUR")
+    forked = dataclasses.replace(step, token_id=eur.id, token_text="EUR", token_piece="EUR")
+    records = tuple(forked if r is step else r for r in real.records)
+    text = real.result.text.replace("USD", "EUR")
+    branch_run = dataclasses.replace(
+        real, records=records, result=dataclasses.replace(real.result, text=text)
+    )
+    view = BranchesView()
+    qtbot.addWidget(view)
+    view.set_original(real)
+    view.add_branch(view.branches.new_branch(step.step, eur.id, "EUR", branch_run))
+    assert _plain(view.difference) == (
+        f"First difference at step {step.step + 1}: 'USD' (the original) vs 'EUR' (the branch)\n"
+        f"At step {step.step + 1} the model gave 'EUR' P 0.269 (0.296 after masking); "
+        "the original drew 'USD' (P 0.598)."
+    )
+    assert _tinted(view, view.left) == "USD" and _tinted(view, view.right) == "EUR"

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
 
 from app.demo.side_by_side import EMPTY, SideBySideView, divergence_text, verdict_lines
 from engine.records import Candidate, FinishReason, RunResult, StepRecord, ValidationIssue
 from engine.runs.compare import first_divergence
-from engine.runs.saved import SavedRun
+from engine.runs.saved import SavedRun, load_run
 
+RUNS = Path(__file__).parents[1] / "data" / "runs"
 # The currency step and the one after it, as the real model wrote them: after "EUR" it
 # wanted '",' (P 0.974), which the grammar masks since no other property may follow.
 CLOSE = Candidate(7, '"', 0.019, 1.0, True, '"')
@@ -207,3 +209,34 @@ def test_copy_buttons_running_and_clear(qtbot):
     assert view.status.text() == EMPTY and view.pair is None
     assert view.constrained.output.toPlainText() == ""
     assert not view.mass.mark_line.isVisible()
+
+
+def test_on_a_real_run_the_model_alone_starts_with_a_word_the_grammar_masked(qtbot):
+    """The real currency run at seed 0; without the grammar the model starts with its own
+    first choice, 'Invoice', which the grammar masks (a JSON object must open with {)."""
+    real = load_run(RUNS / "currency-logits.json")
+    first = real.records[0]
+    invoice = first.top_raw[0]
+    alone = dataclasses.replace(
+        first,
+        token_id=invoice.id,
+        token_text=invoice.text,
+        token_piece="Invoice",
+        valid_mass=1.0,
+        top_raw=tuple(dataclasses.replace(c, valid=True) for c in first.top_raw),
+    )
+    result = RunResult(
+        "Invoice", FinishReason.MAX_TOKENS, 1, parse_error="Expecting value: line 1 column 1"
+    )
+    unconstrained = dataclasses.replace(real, records=(alone,), result=result)
+    view = SideBySideView()
+    qtbot.addWidget(view)
+    view.show_pair(real, unconstrained)
+    assert view.parting.text() == (
+        "The runs part at step 1: '{' with the grammar, 'Invoice' without it. "
+        "The grammar masked 'Invoice' (P 0.258) there."
+    )
+    assert "✗ invalid JSON: Expecting value" in _plain(view.unconstrained.verdict)
+    assert _plain(view.constrained.verdict) == "✓ valid JSON that matches the schema"
+    (ys,) = (curve.getData()[1] for curve in view.mass.curves)
+    assert list(ys) == [r.valid_mass for r in real.records]
