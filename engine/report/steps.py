@@ -91,6 +91,14 @@ def _facts(why: Renormalisation, r: StepRecord, n_vocab: int | None) -> str:
         ("Rank after masking", _rank(why.rank_after)),
         ("Raw entropy", f"{r.entropy:.3g} nats"),
     ]
+    if (d := r.disagreement) is not None:
+        rows.append(
+            (
+                f"Cross-check ({d.between})",
+                f"{d.n_only_primary:,} allowed only by {d.primary}, "
+                f"{d.n_only_secondary:,} only by {d.secondary}",
+            )
+        )
     body = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows)
     return f'<table class="facts">{body}</table>'
 

@@ -13,7 +13,7 @@ import pytest
 
 from engine.explain.marks import Mark, mark
 from engine.explain.renormalise import explain
-from engine.records import FinishReason, RunResult, ValidationIssue
+from engine.records import Disagreement, FinishReason, RunResult, ValidationIssue
 from engine.report import render_report
 from engine.report.charts import PLOT_H, _x_ticks
 from engine.runs.saved import SavedRun, load_run
@@ -123,3 +123,12 @@ def test_an_unconstrained_run_shows_no_mass_chart_or_marks(run):
     assert "no grammar: unconstrained" in page and "every token of the vocabulary" in page
     assert "<rect" not in page and "<circle" in page  # the entropy chart only
     assert "shade: how little" not in page
+
+
+def test_a_cross_checked_step_says_how_the_masks_disagree(run):
+    d = Disagreement("llguidance", "llamacpp", (), (), 3, 0)
+    step = dataclasses.replace(run.records[0], disagreement=d)
+    page = render_report(dataclasses.replace(run, records=(step, *run.records[1:])))
+    row = page[page.index('id="step-1"') : page.index('id="step-2"')]
+    assert "Cross-check (backends)" in row
+    assert "3 allowed only by llguidance, 0 only by llamacpp" in row
