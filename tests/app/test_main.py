@@ -44,3 +44,24 @@ def test_undecodable_schema_file_exits_nonzero(tmp_path: Path) -> None:
     proc = run_gui(tmp_path, "--schema", str(bad), "--quit-after-run")
     assert proc.returncode == 2
     assert "Cannot open schema" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_saved_run_opens_in_presentation_mode_without_a_run(tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    run = Path(__file__).parent.parent / "data" / "runs" / "currency-logits.json"
+    proc = run_gui(
+        tmp_path, "--open-run", str(run), "--presentation", "--screenshot", str(shot),
+        "--quit-after-run", timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert QImage(str(shot)).width() > 700
+
+
+@pytest.mark.slow
+def test_a_corrupt_saved_run_exits_with_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "run.json"
+    bad.write_text('{"format": "maskscope-run", "version": 2', encoding="utf-8")
+    proc = run_gui(tmp_path, "--open-run", str(bad), "--quit-after-run")
+    assert proc.returncode == 2
+    assert "Cannot open run" in proc.stderr
