@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QBrush, QGuiApplication, QKeySequence, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QBrush, QGuiApplication, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
@@ -145,7 +145,6 @@ class BranchesView(QWidget):
         self.copy_button = QToolButton(self)
         self.copy_button.setText("Copy diff")
         self.copy_button.setToolTip("Copy the original's output and the branch's as a unified diff")
-        self.copy_button.setShortcut(QKeySequence("Ctrl+Shift+C"))
         self.copy_button.setEnabled(False)
         self.copy_button.clicked.connect(self.copy_diff)
 
