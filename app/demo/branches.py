@@ -34,6 +34,7 @@ from app.run.compare_view import choice_words, visible_whitespace, with_alpha
 from app.run.output_view import verdict
 from app.text_edit import use_monospace
 from app.theme import ChartColors, chart_colors
+from engine.records import Candidate, StepRecord
 from engine.runs.branches import Branch, BranchSet
 from engine.runs.compare import RunComparison, SpanKind, unified_diff
 from engine.runs.saved import SavedRun
@@ -77,26 +78,35 @@ def first_difference_text(branch: Branch, comparison: RunComparison) -> str:
     return "".join(text for text, _ in first_difference_parts(branch, comparison))
 
 
-def forced_odds_text(branch: Branch, original: SavedRun) -> str:
+def forced_odds_text(branch: Branch, original: SavedRun, comparison: RunComparison) -> str:
     """How likely the forced token was where it was forced, beside the original's draw: a
-    branch the model nearly took reads differently from one it never would have."""
-    if branch.fork_step >= len(original.records):
+    branch the model nearly took reads differently from one it never would have.
+
+    The odds come from the branch's own record of the step, so a branch forked from
+    another branch reads them in its own context; the original's draw is named only where
+    the original had written the same text up to that step."""
+    if branch.fork_step >= len(branch.run.records):
         return ""
-    record = original.records[branch.fork_step]
+    record = branch.run.records[branch.fork_step]
     step = branch.fork_step + 1
-    top = {c.id: c for c in (*record.top_raw, *record.top_masked)}
-    drew = top.get(record.token_id)
-    drew_words = f"{record.token_text!r}" + (f" (P {drew.p_raw:.3f})" if drew else "")
-    forced = top.get(branch.token_id)
-    if forced is None:
-        return (
-            f"At step {step} the original drew {drew_words}; {branch.token_text!r} was not "
-            "among its top candidates."
-        )
-    return (
-        f"At step {step} the model gave {forced.text!r} P {forced.p_raw:.3f} "
-        f"({forced.p_masked:.3f} after masking); the original drew {drew_words}."
+    forced = _candidate(record, branch.token_id)
+    odds = (
+        f"At step {step} the model gave {branch.token_text!r} P {forced.p_raw:.3f} "
+        f"({forced.p_masked:.3f} after masking)"
+        if forced is not None
+        else f"At step {step} {branch.token_text!r} was not among the model's top candidates"
     )
+    d = comparison.divergence
+    if (d is not None and d.step < branch.fork_step) or branch.fork_step >= len(original.records):
+        return odds + "."
+    theirs = original.records[branch.fork_step]
+    drew = _candidate(theirs, theirs.token_id)
+    drew_p = f" (P {drew.p_raw:.3f})" if drew is not None else ""
+    return f"{odds}; the original drew {theirs.token_text!r}{drew_p}."
+
+
+def _candidate(record: StepRecord, token_id: int) -> Candidate | None:
+    return next((c for c in (*record.top_raw, *record.top_masked) if c.id == token_id), None)
 
 
 def _first_difference_html(branch: Branch, comparison: RunComparison) -> str:
@@ -324,7 +334,7 @@ class BranchesView(QWidget):
         self.copy_button.setEnabled(True)
         original = self.branches.original
         assert original is not None
-        odds = html.escape(forced_odds_text(branch, original))
+        odds = html.escape(forced_odds_text(branch, original, cmp))
         self.difference.setText(f"<b>{_first_difference_html(branch, cmp)}</b><br>{odds}")
         self.left_title.setText(self._title("Original run", original))
         self.right_title.setText(self._title(branch.name, branch.run))

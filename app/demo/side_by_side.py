@@ -256,10 +256,12 @@ class SideBySideView(QWidget):
 
     def set_running(self, text: str) -> None:
         """A pass is under way, e.g. "Running the unconstrained pass…"; the previous pair
-        is cleared, so that nothing stale reads as the new result."""
+        is cleared, so that nothing stale reads as the new result. An empty text says no
+        pass is running any more (stopped, or failed): the view goes back to empty."""
         self.clear()
-        self.status.setText(text)
-        self.busy.show()
+        if text:
+            self.status.setText(text)
+            self.busy.show()
 
     def clear(self) -> None:
         self.pair = None

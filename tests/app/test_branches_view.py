@@ -99,7 +99,7 @@ def test_selecting_a_branch_shows_its_difference_from_the_original(qtbot):
     view.select(0)
     assert _plain(view.difference) == (
         "First difference at step 2: 'USD' (the original) vs 'EUR' (the branch)\n"
-        "At step 2 the original drew 'USD'; 'EUR' was not among its top candidates."
+        "At step 2 'EUR' was not among the model's top candidates; the original drew 'USD'."
     )
     # Each run's choice in its curve's colour.
     blue, purple = (style.color(chart_colors()).name() for style in view.mass.styles)
@@ -201,23 +201,38 @@ def test_first_difference_words():
     )
 
 
+def _with_candidates(run: SavedRun, step: int, *top: Candidate) -> SavedRun:
+    record = dataclasses.replace(run.records[step], top_raw=top, top_masked=top)
+    records = (*run.records[:step], record, *run.records[step + 1 :])
+    return dataclasses.replace(run, records=records)
+
+
 def test_the_forced_tokens_odds_where_it_was_forced():
     # The real currency step: USD 0.598 and EUR 0.269 of 0.907 valid.
     usd = Candidate(2, "USD", 0.598, 0.659, True)
     eur = Candidate(4, "EUR", 0.269, 0.297, True)
-    step = dataclasses.replace(ORIGINAL_RUN.records[1], top_raw=(usd, eur), top_masked=(usd, eur))
-    original = dataclasses.replace(
-        ORIGINAL_RUN, records=(ORIGINAL_RUN.records[0], step, *ORIGINAL_RUN.records[2:])
-    )
+    original = _with_candidates(ORIGINAL_RUN, 1, usd, eur)
     branches = BranchSet(original)
-    eur_branch = branches.new_branch(1, 4, "EUR", EUR)
-    assert forced_odds_text(eur_branch, original) == (
+    branches.add(branches.new_branch(1, 4, "EUR", _with_candidates(EUR, 1, usd, eur)))
+    branches.add(branches.new_branch(1, 4, "EUR", EUR))  # saved without its candidates
+    assert forced_odds_text(branches.branches[0], original, branches.compare(0)) == (
         "At step 2 the model gave 'EUR' P 0.269 (0.297 after masking); "
         "the original drew 'USD' (P 0.598)."
     )
-    unlikely = branches.new_branch(1, 99, "XYZ", EUR)
-    assert forced_odds_text(unlikely, ORIGINAL_RUN) == (
-        "At step 2 the original drew 'USD'; 'XYZ' was not among its top candidates."
+    assert forced_odds_text(branches.branches[1], original, branches.compare(1)) == (
+        "At step 2 'EUR' was not among the model's top candidates; "
+        "the original drew 'USD' (P 0.598)."
+    )
+
+
+def test_a_branch_of_a_branch_reads_its_odds_in_its_own_context():
+    # Forked at step 3 from a branch that had already parted from the original at step 1:
+    # the original's draw at step 3 was made after other text, so it is not named.
+    gbp = Candidate(6, "GBP", 0.3, 0.5, True)
+    branches = BranchSet(ORIGINAL_RUN)
+    branches.add(branches.new_branch(1, 6, "GBP", _with_candidates(LATE, 1, gbp)))
+    assert forced_odds_text(branches.branches[0], ORIGINAL_RUN, branches.compare(0)) == (
+        "At step 2 the model gave 'GBP' P 0.300 (0.500 after masking)."
     )
 
 

@@ -203,6 +203,8 @@ def test_copy_buttons_running_and_clear(qtbot):
     assert view.unconstrained.output.toPlainText() == "" and view.parting.text() == ""
     assert not view.unconstrained.copy_button.isEnabled()
 
+    view.set_running("")  # the pass was stopped: nothing is running any more
+    assert view.busy.isHidden() and view.status.text() == EMPTY
     view.show_pair(CONSTRAINED, UNCONSTRAINED)
     assert view.busy.isHidden()
     view.clear()
