@@ -21,6 +21,9 @@ from app.run.compare_view import with_alpha
 from app.theme import ChartColors, chart_colors
 
 
+SHORT_RUN = 16  # steps; up to this many, every step has its tick
+
+
 @dataclass(frozen=True, slots=True)
 class CurveStyle:
     label: str  # the legend's words
@@ -95,6 +98,10 @@ class MassPlot(QWidget):
             self.mark_line.show()
         self.n_steps = max((len(m) for m in series), default=0)
         n = max(self.n_steps, 2)
+        # A short run gets a tick at every step: pyqtgraph would put ticks between them
+        # (step 1.5), which no step is. Longer ones get pyqtgraph's own, whole, spacing.
+        bottom = self.plot.getAxis("bottom")
+        bottom.setTicks([[(i, str(i)) for i in range(1, n + 1)]] if n <= SHORT_RUN else None)
         self.plot.setLimits(xMin=0.5, xMax=n + 0.5)
         self.plot.setXRange(0.5, n + 0.5, padding=0)
 
