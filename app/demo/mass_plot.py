@@ -20,7 +20,6 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from app.run.compare_view import with_alpha
 from app.theme import ChartColors, chart_colors
 
-
 SHORT_RUN = 16  # steps; up to this many, every step has its tick
 
 
