@@ -170,6 +170,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         menu = self.menuBar()
 
         file_menu = menu.addMenu("&File")
+        self.file_menu = file_menu
         file_menu.addAction(
             self._action("&Open schema…", self.open_schema_dialog, QKeySequence.StandardKey.Open)
         )
@@ -540,6 +541,10 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._set_running(False)
         self.status.run_ended()
         self.sig_run_ended.emit()
+
+    def report_problem(self, title: str, message: str) -> None:
+        """A file problem (an export that could not be written) in the banner."""
+        self._report(title, message)
 
     def _report(self, title: str, message: str, cause: str = "file") -> None:
         """Errors with no other home go to the banner (only there), never to a modal box or

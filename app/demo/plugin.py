@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 
 from app.demo.branching import Branching
+from app.demo.exports import ask_and_export_report
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
 
@@ -51,6 +52,13 @@ class Demonstration(QObject):
         )
         self.unconstrained_action.triggered.connect(self.branching.compare_unconstrained)
         window.run_menu.addAction(self.unconstrained_action)
+        self.report_action = QAction("Export &report (HTML)…", self)
+        self.report_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
+        self.report_action.setToolTip(
+            "Save the run as one HTML file that opens in any browser, with no network"
+        )
+        self.report_action.triggered.connect(self.export_report)
+        window.file_menu.insertAction(window.save_run_action, self.report_action)
 
     # --- runs ------------------------------------------------------------------------------
     def run_started(self, paused: bool) -> None:
@@ -77,6 +85,16 @@ class Demonstration(QObject):
             )
         else:
             self.window.status.showMessage("Decoding…", 0)
+
+    # --- exports ---------------------------------------------------------------------------
+    def export_report(self) -> bool:
+        w = self.window
+        return ask_and_export_report(
+            w,
+            w.current_run(),
+            lambda path: w.status.showMessage(f"Saved the report to {path}", 5000),
+            lambda message: w.report_problem("Cannot export report", message),
+        )
 
     # --- presentation --------------------------------------------------------------------
     def set_plain_language(self, on: bool) -> None:

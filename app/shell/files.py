@@ -19,9 +19,9 @@ class Unsaved(enum.Enum):
     CANCEL = "cancel"
 
 
-def with_json_suffix(path: str) -> str:
+def with_json_suffix(path: str, suffix: str = DEFAULT_SUFFIX) -> str:
     """`myschema` becomes `myschema.json`; a name with a suffix of its own is kept."""
-    return path if Path(path).suffix else f"{path}.{DEFAULT_SUFFIX}"
+    return path if Path(path).suffix else f"{path}.{suffix}"
 
 
 def window_title(path: str | None, example: str | None) -> str:
@@ -43,16 +43,18 @@ def dropped_schema(mime: QMimeData) -> str | None:
     return None
 
 
-def ask_save_path(parent: QWidget, title: str, start: str, filters: str) -> str:
-    """A save dialog that adds .json to a bare name (and asks before overwriting that
-    file); "" when cancelled."""
+def ask_save_path(
+    parent: QWidget, title: str, start: str, filters: str, suffix: str = DEFAULT_SUFFIX
+) -> str:
+    """A save dialog that adds .json (or `suffix`) to a bare name (and asks before
+    overwriting that file); "" when cancelled."""
     dialog = QFileDialog(parent, title, start, filters)
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-    dialog.setDefaultSuffix(DEFAULT_SUFFIX)
+    dialog.setDefaultSuffix(suffix)
     if not dialog.exec() or not dialog.selectedFiles():
         return ""
     # A native dialog may ignore the default suffix: add it here too.
-    return with_json_suffix(dialog.selectedFiles()[0])
+    return with_json_suffix(dialog.selectedFiles()[0], suffix)
 
 
 def ask_unsaved(parent: QWidget, name: str, before: str) -> Unsaved:
