@@ -102,8 +102,8 @@ class Branching(QObject):
         self._then = start
 
     def _paired(self, constrained: SavedRun, free: SavedRun) -> None:
-        self.sig_pair.emit(constrained, free)
         self.window.show_run(constrained)  # the main views go back to the grammar's run
+        self.sig_pair.emit(constrained, free)
 
     # --- plumbing --------------------------------------------------------------------------
     def _set_original(self, run: SavedRun) -> None:

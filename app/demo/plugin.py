@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 
+from app.demo.branches import BranchesView
 from app.demo.branching import Branching
 from app.demo.exports import ask_and_export_report
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
+from app.demo.side_by_side import SideBySideView
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
@@ -44,6 +46,7 @@ class Demonstration(QObject):
         window.view_menu.addSeparator()
         window.view_menu.addAction(self.presentation.action)
         self.branching = Branching(window)
+        self._add_views()
         self.unconstrained_action = QAction("Compare with &unconstrained", self)
         self.unconstrained_action.setShortcut(QKeySequence("Ctrl+Shift+U"))
         self.unconstrained_action.setToolTip(
@@ -85,6 +88,37 @@ class Demonstration(QObject):
             )
         else:
             self.window.status.showMessage("Decoding…", 0)
+
+    def _add_views(self) -> None:
+        w, right = self.window, Qt.DockWidgetArea.RightDockWidgetArea
+        self.branches_view = BranchesView(w)
+        self.side_by_side = SideBySideView(w)
+        w.add_pane("branches", "Branches", self.branches_view, right)
+        w.add_pane("unconstrained", "Unconstrained", self.side_by_side, right)
+        b = self.branching
+        b.sig_original.connect(self.branches_view.set_original)
+        b.sig_branch.connect(self._branch_made)
+        b.sig_pair_state.connect(self._pair_state)
+        b.sig_pair.connect(self._pair_made)
+        self.branches_view.sig_open.connect(w.show_run)
+
+    def _branch_made(self, branch: object) -> None:
+        self.branches_view.add_branch(branch)
+        self.window.panes.show_pane("branches")
+
+    def _pair_state(self, text: str) -> None:
+        if text:
+            self.side_by_side.set_running(text)
+            self.window.panes.show_pane("unconstrained")
+        else:
+            self.side_by_side.clear()
+
+    def _pair_made(self, constrained: object, free: object) -> None:
+        self.side_by_side.show_pair(constrained, free)
+        self.window.panes.show_pane("unconstrained")
+        self.window.status.showMessage(
+            "With and without the grammar, side by side in the Unconstrained pane", 0
+        )
 
     # --- exports ---------------------------------------------------------------------------
     def export_report(self) -> bool:

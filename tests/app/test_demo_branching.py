@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from app.demo.branches import ORIGINAL
+
 RUN_TIMEOUT_MS = 120_000
 
 
@@ -35,6 +37,13 @@ def test_forcing_a_valid_candidate_branches_the_run_from_that_step(
     # The main views show the branch, and the schema and prompt were not touched.
     assert [r.token_id for r in window.step_chart.records] == ids
     assert window.schema_editor.text() == original.schema_text
+    # The Branches pane lists it against the original, and opens either in the chart.
+    view = window.demo.branches_view
+    assert view.list.topLevelItemCount() == 2 and view.current_run() == branch.run
+    view.select(ORIGINAL)
+    with qtbot.waitSignal(view.sig_open):
+        view.open_current()
+    assert [r.token_id for r in window.step_chart.records] == [r.token_id for r in original.records]
 
 
 def test_a_new_run_of_the_users_own_starts_a_new_set_of_branches(
@@ -62,6 +71,9 @@ def test_constrained_and_unconstrained_run_side_by_side(qtbot, window, use_examp
     assert all(r.n_valid == model.n_vocab for r in free.records)  # no mask at all
     assert not free.result.valid  # the model alone answers in prose, not JSON
     assert free.records[0].top_raw[0].id == constrained.records[0].top_raw[0].id
+    pane = window.demo.side_by_side
+    assert window.panes.dock("unconstrained").isVisible()
+    assert "valid" in pane.constrained.verdict.text()
     # Afterwards the main views show the grammar's run again.
     qtbot.waitUntil(lambda: not window.controller.running)
     assert [r.token_id for r in window.step_chart.records] == [
