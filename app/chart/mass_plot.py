@@ -1,9 +1,14 @@
-"""The valid mass per step across a run: hover for a step's token, zoom and pan along the
-steps, and cross-check disagreements ringed on the curve.
+"""The valid mass per step across a run, and the raw entropy on a right-hand axis: hover
+for a step's token, zoom and pan along the steps, cross-check disagreements ringed on the
+curve, and the deepest dips labelled on request (app/chart/dip_labels.py).
 
 Steps are counted from 1, as everywhere the user reads them. The x range follows the run
 in round chunks until the user zooms or pans; from then on it stays where they put it until
 "Reset zoom" (or a double click), so a 300-step run can be read a few dozen steps at a time.
+
+The entropy curve lives in a second view box linked on x to the first and stacked behind
+it, so the mass plot keeps every mouse event; its y range only changes when a step's
+entropy passes the whole nats it shows.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QHBoxLayout,
@@ -23,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.chart.dip_labels import DipLabels
 from app.theme import ChartColors
 from engine.records import StepRecord
 
@@ -30,6 +37,16 @@ LOG_FLOOR = 1e-12  # log axes cannot show 0
 MASS_SYMBOLS_UP_TO = 100  # past this many steps the mass curve is drawn without symbols
 MIN_MASS_STEPS = 10  # the mass plot is at least this many steps wide
 MIN_ZOOM_STEPS = 4  # zooming in stops at this many steps across
+MIN_ENTROPY_TOP = 1.0  # nats: the entropy axis shows at least 0..1
+ENTROPY_LABEL = "raw entropy (nats)"
+ENTROPY_WEIGHT = 0.8  # of the bar colour, the rest the background's
+MASS_LABEL = "valid mass"
+
+
+def entropy_top(highest: float) -> float:
+    """The entropy axis's top for a run whose highest entropy so far is `highest`: whole
+    nats, so that the axis changes a handful of times a run, not at every step."""
+    return max(MIN_ENTROPY_TOP, float(math.ceil(highest)))
 
 
 def mass_plot_span(span: float) -> float:
@@ -56,7 +73,7 @@ def mass_tooltip(record: StepRecord, n_steps: int) -> str:
     token = html.escape(repr(record.token_text), quote=False)
     text = (
         f"step <b>{record.step + 1}</b> of {n_steps} · chose <b>{token}</b><br>"
-        f"valid mass {record.valid_mass:.4g}"
+        f"valid mass {record.valid_mass:.4g} · raw entropy {record.entropy:.3g} nats"
     )
     d = record.disagreement
     if disagrees(record) and d is not None:
@@ -78,6 +95,8 @@ class MassPlot(QWidget):
         self._n = 0
         self._x: list[float] = []
         self._mass: list[float] = []
+        self._entropy: list[float] = []
+        self._entropy_top = 0.0
         self._odd_x: list[float] = []
         self._odd_mass: list[float] = []
         self._records: list[StepRecord] = []
@@ -88,7 +107,8 @@ class MassPlot(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=True, y=False)
-        self.plot.setLabel("left", "valid mass")
+        self.plot.setLabel("left", MASS_LABEL)
+        self.plot.setLabel("right", ENTROPY_LABEL)
         self.plot.setLabel("bottom", "step")
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.vb = self.plot.getPlotItem().vb
@@ -104,21 +124,30 @@ class MassPlot(QWidget):
         self.disagreements = pg.ScatterPlotItem(symbol="o", size=11)
         for item in (self.curve, self.points, self.disagreements):
             self.plot.addItem(item)
+        self.entropy_vb = pg.ViewBox(enableMenu=False)
+        self.entropy_vb.setMouseEnabled(x=False, y=False)
+        self.entropy_vb.setXLink(self.vb)
+        self.entropy_vb.disableAutoRange()
+        self.entropy_vb.setZValue(self.vb.zValue() - 1)  # behind: the mass plot gets the mouse
+        self.plot.scene().addItem(self.entropy_vb)
+        self.plot.getAxis("right").linkToView(self.entropy_vb)
+        self.entropy_curve = pg.PlotCurveItem()
+        self.entropy_vb.addItem(self.entropy_curve)
+        self.vb.sigResized.connect(self._fit_entropy_view)
+        self.dip_labels = DipLabels(self.plot, self._y)
         self.current_line = pg.InfiniteLine(angle=90, movable=False)
         self.plot.addItem(self.current_line)
         self.current_line.hide()
-        for axis in (self.plot.getAxis("left"), self.plot.getAxis("bottom")):
+        for axis in (self.plot.getAxis(name) for name in ("left", "bottom", "right")):
             # Repainting the curve then blits the axis from a pixmap, which is only redrawn
             # when the axis itself changes (range, log mode, theme).
             axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.scene().sigMouseClicked.connect(self._click)
         self.plot.scene().sigMouseMoved.connect(self._hover)
 
-        title = QLabel(
-            "<b>Valid mass per step</b> (probability the model put on grammar-allowed tokens)",
-            self,
-        )
-        title.setWordWrap(True)
+        self.title = QLabel(self)
+        self.title.setObjectName("massTitle")
+        self.title.setWordWrap(True)
         self.odd_note = QLabel(self)
         self.odd_note.setToolTip("Steps where the cross-check's two masks allowed different tokens")
         self.odd_note.hide()
@@ -131,7 +160,7 @@ class MassPlot(QWidget):
         self.reset_button.setEnabled(False)
         self.reset_button.clicked.connect(self.reset_zoom)
         header = QHBoxLayout()
-        header.addWidget(title, 1)
+        header.addWidget(self.title, 1)
         header.addWidget(self.odd_note)
         header.addWidget(self.reset_button)
         layout = QVBoxLayout(self)
@@ -140,25 +169,35 @@ class MassPlot(QWidget):
         layout.addLayout(header)
         layout.addWidget(self.plot, 1)
         self._set_y_range()
+        self._set_entropy_range(MIN_ENTROPY_TOP)
         self._follow_run()
 
     # --- feeding ---------------------------------------------------------------------------
     def reset(self) -> None:
         self._n = 0
-        for values in (self._x, self._mass, self._odd_x, self._odd_mass):
+        for values in (self._x, self._mass, self._entropy, self._odd_x, self._odd_mass):
             values.clear()
         self._refeed()
+        self._set_entropy_range(MIN_ENTROPY_TOP)
+        self.dip_labels.reset()
         self.odd_note.hide()
         self.reset_zoom()
+
+    def set_annotate_dips(self, on: bool) -> None:
+        """Label the deepest dips with the token the grammar wrote there, and the one the
+        model wanted when the grammar masked it."""
+        self.dip_labels.set_on(on)
 
     def set_log_scale(self, on: bool) -> None:
         self._log = on
         x_range = self.vb.viewRange()[0]
         self.plot.setLogMode(y=on)  # the axis's decades; it also turns on auto-range
+        self.plot.getAxis("right").setLogMode(False, False)  # entropy stays linear
         self.vb.disableAutoRange()
         self.plot.setXRange(*x_range, padding=0)  # a zoom survives a change of scale
         self._refeed()
         self._set_y_range()
+        self.dip_labels.redraw()
 
     def draw(self, records: list[StepRecord], shown: int | None) -> None:
         self._records = records
@@ -181,7 +220,14 @@ class MassPlot(QWidget):
         mass = [r.valid_mass for r in new]
         self._x += x
         self._mass += mass
-        self.curve.setData(np.array(self._x), self._y(self._mass))
+        self._entropy += [r.entropy for r in new]
+        xs = np.array(self._x)
+        self.curve.setData(xs, self._y(self._mass))
+        self.entropy_curve.setData(xs, np.array(self._entropy))
+        top = entropy_top(max(r.entropy for r in new))
+        if top > self._entropy_top:
+            self._set_entropy_range(top)
+        self.dip_labels.add(new, self._n)
         if self._n <= MASS_SYMBOLS_UP_TO:  # past that they only blur into a line
             self.points.addPoints(x=x, y=self._y(mass))
         elif self._n - len(new) <= MASS_SYMBOLS_UP_TO:
@@ -196,12 +242,22 @@ class MassPlot(QWidget):
     def _refeed(self) -> None:
         """Every point again, after a change of scale."""
         self.curve.setData(np.array(self._x), self._y(self._mass))
+        self.entropy_curve.setData(np.array(self._x), np.array(self._entropy))
         shown = self._n <= MASS_SYMBOLS_UP_TO
         self.points.setData(x=self._x if shown else [], y=self._y(self._mass) if shown else [])
         self.disagreements.setData(x=self._odd_x, y=self._y(self._odd_mass))
 
     def prepare_for_paint(self) -> None:
         self.vb.prepareForPaint()
+        self.entropy_vb.prepareForPaint()
+
+    def _fit_entropy_view(self) -> None:
+        self.entropy_vb.setGeometry(self.vb.sceneBoundingRect())
+        self.entropy_vb.linkedViewChanged(self.vb, self.entropy_vb.XAxis)
+
+    def _set_entropy_range(self, top: float) -> None:
+        self._entropy_top = top
+        self.entropy_vb.setYRange(0, top * 1.05, padding=0)
 
     def _y(self, mass: list[float]) -> np.ndarray:
         values = np.array(mass, dtype=float)
@@ -224,10 +280,16 @@ class MassPlot(QWidget):
 
     def apply_theme(self, colors: ChartColors) -> None:
         self.plot.setBackground(colors.background)
-        for name in ("left", "bottom"):
+        for name in ("left", "bottom", "right"):
             axis = self.plot.getAxis(name)
             axis.setPen(colors.foreground)
             axis.setTextPen(colors.foreground)
+        entropy = entropy_color(colors)
+        self.plot.setLabel("left", MASS_LABEL, color=colors.mass_line.name())
+        self.plot.setLabel("right", ENTROPY_LABEL, color=entropy.name())
+        self.title.setText(title_html(colors))
+        self.entropy_curve.setPen(pg.mkPen(entropy, width=1))
+        self.dip_labels.apply_theme(colors)
         self.curve.setPen(pg.mkPen(colors.mass_line, width=2))
         self.points.setBrush(colors.mass_line)
         self.points.setPen(pg.mkPen(colors.mass_line))
@@ -274,3 +336,27 @@ class MassPlot(QWidget):
         self.plot.setToolTip(
             "" if i is None else mass_tooltip(self._records[i], len(self._records))
         )
+
+
+def entropy_color(colors: ChartColors) -> QColor:
+    """The entropy is the raw distribution's: the colour of the "before masking" bars,
+    blended a little into the background so the valid mass stays the curve that leads
+    (opaque, since a translucent pen costs a blend per pixel at every repaint)."""
+    a, b, w = colors.raw_valid, colors.background, ENTROPY_WEIGHT
+    return QColor.fromRgbF(
+        w * a.redF() + (1 - w) * b.redF(),
+        w * a.greenF() + (1 - w) * b.greenF(),
+        w * a.blueF() + (1 - w) * b.blueF(),
+    )
+
+
+def title_html(colors: ChartColors) -> str:
+    def swatch(color: QColor, text: str) -> str:
+        return f"<span style='color:{color.name()}'>━</span>&nbsp;{text}"
+
+    return (
+        "<b>Valid mass and entropy per step</b> &nbsp; "
+        + swatch(colors.mass_line, "valid mass (probability on grammar-allowed tokens)")
+        + " &nbsp; "
+        + swatch(entropy_color(colors), "raw entropy (nats, right axis)")
+    )
