@@ -9,6 +9,9 @@ height from one step to the next.
 Every plot item is created once and only re-fed with ``setOpts``/``setData``; tokens the
 grammar allows and tokens it masks out live in separate single-brush items, so masked-out
 tokens read at a glance (red, hatched, "✗" in their label, no after-masking bar).
+
+A click on a row (its bars or its label) emits sig_candidate_clicked(Candidate): the window
+continues the run with a valid token, or explains why the grammar forbids a masked one.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QScrollBar, QWidget
 
@@ -32,6 +35,8 @@ LABEL_WIDTH_CHARS = 12  # labels are cut ("…") at about this many average char
 ROW_PADDING_PX = 6  # a row is a label's line plus this
 MIN_ROWS = 5  # a short list still leaves room for this many rows: no fat bars at Top-K 3
 SAMPLED_ALPHA = 60  # of the highlight across the sampled token's row
+VALID_CLICK_TIP = "click to continue the run from here with this token"
+MASKED_CLICK_TIP = "click to see why the grammar forbids this token here"
 
 
 def chart_slots(record: StepRecord) -> list[Candidate]:
@@ -48,6 +53,8 @@ def rows_that_fit(height_px: float, row_px: float) -> int:
 
 
 class CandidateBars(QWidget):
+    sig_candidate_clicked = Signal(object)  # the Candidate of the clicked row
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._slots: list[Candidate] = []
@@ -103,6 +110,7 @@ class CandidateBars(QWidget):
         layout.addWidget(self.scroll)
         self.plot.viewport().installEventFilter(self)
         self.plot.scene().sigMouseMoved.connect(self._hover)
+        self.plot.scene().sigMouseClicked.connect(self._click)
 
     # --- feeding ---------------------------------------------------------------------------
     def reset(self) -> None:
@@ -222,13 +230,33 @@ class CandidateBars(QWidget):
         self._fit_rows()
         self._draw_labels()
 
-    def _hover(self, pos: QPointF) -> None:
+    def row_at(self, pos: QPointF) -> int | None:
+        """The row under a scene position: over its bars or its label."""
         vb = self.plot.getPlotItem().vb
-        if not self._slots or not vb.sceneBoundingRect().contains(pos):
-            self.plot.setToolTip("")
-            return
+        rows = vb.sceneBoundingRect().united(self.token_axis.sceneBoundingRect())
+        if not self._slots or not rows.contains(pos):
+            return None
         i = round(vb.mapSceneToView(pos).y())
-        self.plot.setToolTip(candidate_tooltip(self._slots[i]) if i in self.shown_rows else "")
+        return i if i in self.shown_rows else None
+
+    def _hover(self, pos: QPointF) -> None:
+        i = self.row_at(pos)
+        viewport = self.plot.viewport()
+        if i is None:
+            self.plot.setToolTip("")
+            viewport.unsetCursor()
+            return
+        c = self._slots[i]
+        action = VALID_CLICK_TIP if c.valid else MASKED_CLICK_TIP
+        self.plot.setToolTip(f"{candidate_tooltip(c)}<br><i>{action}</i>")
+        viewport.setCursor(Qt.CursorShape.PointingHandCursor)
+
+    def _click(self, event: object) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:  # type: ignore[attr-defined]
+            return
+        i = self.row_at(event.scenePos())  # type: ignore[attr-defined]
+        if i is not None:
+            self.sig_candidate_clicked.emit(self._slots[i])
 
 
 class Bars(pg.BarGraphItem):

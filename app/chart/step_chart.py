@@ -59,6 +59,8 @@ def legend_html(colors: ChartColors, temperature: float | None) -> str:
 
 class StepChart(QWidget):
     sig_step_shown = Signal(int)  # index into the run's records
+    # A candidate row was clicked: (index of the step shown, its Candidate).
+    sig_candidate_clicked = Signal(int, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,6 +76,7 @@ class StepChart(QWidget):
         self.mass_curve = self.mass.curve
         self.current_line = self.mass.current_line
         self.mass.sig_clicked.connect(self.show_step)
+        self.bars.sig_candidate_clicked.connect(self._candidate_clicked)
 
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.setObjectName("stepSlider")
@@ -215,6 +218,10 @@ class StepChart(QWidget):
     def _slider_moved(self, value: int) -> None:
         if self.records:
             self.show_step(value)
+
+    def _candidate_clicked(self, candidate: object) -> None:
+        if self._shown is not None:
+            self.sig_candidate_clicked.emit(self._shown, candidate)
 
 
 def _describe(record: StepRecord, n_steps: int) -> str:
