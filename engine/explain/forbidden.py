@@ -23,6 +23,7 @@ from engine.explain.json_position import (
     path_text,
     scan,
 )
+from engine.explain.key_order import key_order_reason
 from engine.explain.schema_at import (
     describe,
     dump,
@@ -79,7 +80,7 @@ def explain_forbidden(
         where=where_sentence(position),
         schema_says=schema_sentence(position, root) if root is not None else "",
         continues_with=continues_sentence(record),
-        reason=reason_sentence(scanner, piece_of(candidate), root, valid_starts(record)),
+        reason=reason_sentence(scanner, piece_of(candidate), root, allowed(record)),
     )
 
 
@@ -128,8 +129,8 @@ def _container_sentence(p: JsonPosition, root: Any) -> str:
     at = path_text(container)
     if p.frame.kind == "array":
         return f"The schema says {at} is {describe(node, root)}."
-    names, closed = object_keys(node, root)
-    missing = [k for k in required_keys(node, root) if k not in p.frame.keys]
+    names, closed = object_keys(node, root, p.frame.keys)
+    missing = [k for k in required_keys(node, root, p.frame.keys) if k not in p.frame.keys]
     optional = [n for n in names if n not in p.frame.keys and n not in missing]
     if not missing and not optional:
         return f"The object at {at} takes no more keys." if closed else ""
@@ -171,9 +172,22 @@ def char_name(c: str) -> str:
     return _CHAR_NAMES.get(c, c if c.isprintable() else f"U+{ord(c):04X}")
 
 
-def valid_starts(record: StepRecord) -> set[str]:
-    """The first characters of the step's listed valid tokens ("" for the end)."""
-    return {piece_of(c)[:1] for c in (*record.top_masked, *record.top_raw) if c.valid}
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """The step's listed valid tokens' texts, and whether they are all of the valid set."""
+
+    pieces: tuple[str, ...]
+    complete: bool
+
+    @property
+    def starts(self) -> set[str]:
+        return {p[:1] for p in self.pieces}
+
+
+def allowed(record: StepRecord) -> Allowed:
+    valid = {c.id: piece_of(c) for c in (*record.top_masked, *record.top_raw) if c.valid}
+    complete = record.n_valid_exact and len(valid) >= record.n_valid
+    return Allowed(tuple(valid.values()), complete)
 
 
 def shown(text: str) -> str:
@@ -181,7 +195,7 @@ def shown(text: str) -> str:
     return f"`{readable_piece(text.encode('utf-8'))}`"
 
 
-def reason_sentence(scanner: JsonScanner, piece: str, root: Any, starts: set[str]) -> str:
+def reason_sentence(scanner: JsonScanner, piece: str, root: Any, valid: Allowed) -> str:
     """The first character of `piece` that cannot come where the output stands, and why."""
     token = shown(piece)
     if not piece:
@@ -193,28 +207,60 @@ def reason_sentence(scanner: JsonScanner, piece: str, root: Any, starts: set[str
             lead = f"{token} starts with {char_name(c)}"
         else:
             lead = f"{token} fits as far as {shown(piece[:i])}, then comes {char_name(c)}"
-        if i == 0 and c in WHITESPACE and not starts & WHITESPACE and prev.between_tokens:
+        if i == 0 and c in WHITESPACE and not valid.starts & WHITESPACE and prev.between_tokens:
             return f"{lead}, and the grammar allows no whitespace here."
         if not state.step(c):
             return f"{lead}: {syntax_reason(prev, c)}."
         if root is not None and (why := violation(prev, state, c, root)):
             return f"{lead}: {why}."
-    return _unmodelled(scanner, piece, root)
+    return _beyond_the_schema(scanner, piece, root, valid)
 
 
-def _unmodelled(scanner: JsonScanner, piece: str, root: Any) -> str:
-    """The token's text is JSON that fits the schema as far as read here: the rule lies in
-    what the grammar adds (its whitespace limit) or in a keyword not followed here."""
+def _beyond_the_schema(scanner: JsonScanner, piece: str, root: Any, valid: Allowed) -> str:
+    """The token's text is JSON that fits the schema as far as read here: the reason lies in
+    how the grammar holds it (key order, whitespace, a pattern or format character by
+    character), which the valid tokens show."""
     token = shown(piece)
-    if any(c in WHITESPACE for c in piece):
+    if root is not None and (why := key_order_reason(scanner, piece, root, valid.pieces)):
+        return f"{token} would write another key: {why}."
+    if any(c in WHITESPACE for c in piece) and scanner.between_tokens:
         return (
             f"{token} holds more whitespace than the grammar allows: it keeps the layout "
             "between JSON tokens short, so that a model cannot spend a run on it."
         )
-    p = scanner.position()
-    node = schema_at(root, p.path) if root is not None else None
-    rule = f": {p.path_text} is {describe(node, root)}" if node is not None else ""
+    rule = _rule(scanner, root)
+    if piece[0] not in valid.starts:
+        lead = f"{token} starts with {char_name(piece[0])}"
+        if valid.complete:
+            return f"{lead}, which the grammar does not allow here{rule}."
+        return f"{lead}, and none of the likeliest valid tokens starts so{rule}."
+    longer = next((v for v in valid.pieces if v.startswith(piece)), None)
+    if longer is not None:
+        # Its text fits; only the token does not. Where the text ahead is forced, llguidance
+        # allows only the longest token that writes it (guidance-ai/llguidance#263).
+        return (
+            f"{token} is the start of the valid {shown(longer)}: where the text ahead is "
+            "forced, the backend allows only the longest token that writes it (llguidance "
+            f"does), so the shorter {token} is refused although its text fits."
+        )
+    fit = max((_common(piece, v) for v in valid.pieces), key=len, default="")
     return (
-        f"{token} is JSON that could come here, so the grammar forbids it by a rule this "
-        f"explanation does not follow character by character{rule}."
+        f"{token} fits as far as {shown(fit)}, as a valid token does, but the grammar forbids "
+        f"what follows{rule}."
     )
+
+
+def _common(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _rule(scanner: JsonScanner, root: Any) -> str:
+    """`: $.start must be a string in date-time format`, when the schema says."""
+    p = scanner.settled().position()
+    if root is None or p.where in (Where.DONE, Where.BROKEN):
+        return ""
+    node = schema_at(root, p.path)
+    return f": {p.path_text} must be {describe(node, root)}" if node is not None else ""

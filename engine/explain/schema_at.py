@@ -94,11 +94,14 @@ def member(node: Any, root: Any, part: str | int) -> Any:
     found = _item(node, part) if isinstance(part, int) else _property(node, part)
     if found is not None:
         return resolve(found, root)
-    for branch in _branches(node):
-        found = member(branch, root, part)
-        if found is not None:
-            return found
-    return None
+    # Each branch of allOf/anyOf/oneOf that says what goes there: one is the answer; more
+    # are alternatives (two tools' `name` consts), as far as an explanation needs.
+    found_in = [f for b in _branches(node) if (f := member(b, root, part)) not in (None, True)]
+    if any(f is not False for f in found_in):  # a branch that forbids the key is no help
+        found_in = [f for f in found_in if f is not False]
+    if len(found_in) > 1:
+        return {"anyOf": found_in}
+    return found_in[0] if found_in else None
 
 
 def _property(node: dict, key: str) -> Any:
@@ -174,36 +177,79 @@ def string_choices(node: Any, root: Any) -> list[str] | None:
         return [node["const"]] if isinstance(node["const"], str) else []
     if isinstance(node.get("enum"), list):
         return [v for v in node["enum"] if isinstance(v, str)]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            return _branch_choices(node[key], root)
     return None
 
 
-def object_keys(node: Any, root: Any) -> tuple[list[str], bool]:
-    """The keys an object's `properties` name, and whether it takes other keys too."""
+def _branch_choices(branches: list[Any], root: Any) -> list[str] | None:
+    """The strings that alternatives allow: None if any branch takes a free string."""
+    choices: list[str] = []
+    for branch in branches:
+        found = string_choices(branch, root)
+        if found is None:
+            types = allowed_types(branch, root)
+            if types is None or "string" in types:
+                return None
+            continue
+        choices += [c for c in found if c not in choices]
+    return choices
+
+
+def object_keys(node: Any, root: Any, written: Sequence[str] = ()) -> tuple[list[str], bool]:
+    """The keys an object's `properties` name, and whether it takes other keys too. Of
+    anyOf/oneOf branches only those that take the keys `written` so far count."""
     node = resolve(node, root)
     if not isinstance(node, dict):
         return [], True
     names = list(node.get("properties", {}))
     closed = node.get("additionalProperties") is False and not node.get("patternProperties")
-    every: list[bool] = []  # anyOf/oneOf: closed only if each branch is
-    for key in _COMBINATORS:
-        for branch in node.get(key, []):
-            more, branch_closed = object_keys(branch, root)
-            names += [n for n in more if n not in names]
-            if key == "allOf":
-                closed = closed or branch_closed
-            else:
-                every.append(branch_closed)
-    closed = closed or (bool(every) and all(every))
+    for branch in node.get("allOf", []):
+        more, branch_closed = object_keys(branch, root, written)
+        names += [n for n in more if n not in names]
+        closed = closed or branch_closed
+    alternatives = _alternatives(node, root, written)
+    for more, _ in alternatives:
+        names += [n for n in more if n not in names]
+    closed = closed or (bool(alternatives) and all(c for _, c in alternatives))
     return names, closed
 
 
-def required_keys(node: Any, root: Any) -> list[str]:
+def _alternatives(node: dict, root: Any, written: Sequence[str]) -> list[tuple[list[str], bool]]:
+    """(keys, closed) of each anyOf/oneOf branch that can hold the keys written so far."""
+    found = []
+    for key in ("anyOf", "oneOf"):
+        for branch in node.get(key, []):
+            names, closed = object_keys(branch, root, written)
+            if not closed or all(w in names for w in written):
+                found.append((names, closed))
+    return found
+
+
+def required_keys(node: Any, root: Any, written: Sequence[str] = ()) -> list[str]:
+    """The keys an object must have; of anyOf/oneOf branches, those that every branch that
+    can hold the keys `written` so far requires."""
     node = resolve(node, root)
     if not isinstance(node, dict):
         return []
     required = [k for k in node.get("required", []) if isinstance(k, str)]
     for branch in node.get("allOf", []):
-        required += [k for k in required_keys(branch, root) if k not in required]
+        required += [k for k in required_keys(branch, root, written) if k not in required]
+    branches = [
+        b
+        for key in ("anyOf", "oneOf")
+        for b in node.get(key, [])
+        if (kc := object_keys(b, root, written)) and (not kc[1] or all(w in kc[0] for w in written))
+    ]
+    if branches:
+        common = [set(required_keys(b, root, written)) for b in branches]
+        shared = set.intersection(*common)
+        required += [
+            k
+            for k in required_keys(branches[0], root, written)
+            if k in shared and k not in required
+        ]
     return required
 
 
@@ -221,11 +267,12 @@ def describe(node: Any, root: Any) -> str:
         return f"exactly {dump(node['const'])}"
     if isinstance(node.get("enum"), list):
         return f"one of {listed([dump(v) for v in node['enum']], 'or')}"
+    branches = node.get("anyOf") or node.get("oneOf")
+    if isinstance(branches, list) and branches and "type" not in node:
+        phrases = list(dict.fromkeys(describe(b, root) for b in branches))
+        return phrases[0] if len(phrases) == 1 else "either " + listed(phrases, "or")
     types = allowed_types(node, root)
     if types is None:
-        branches = node.get("anyOf") or node.get("oneOf")
-        if isinstance(branches, list) and branches:
-            return "either " + listed([describe(b, root) for b in branches[:3]], "or")
         return "any JSON value"
     noun = listed([_NOUNS.get(t, t) for t in sorted(types, key=list(_NOUNS).index)], "or")
     details = [d for d in (_string_details(node), _number_details(node)) if d]

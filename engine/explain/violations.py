@@ -122,7 +122,7 @@ def _string_end(before: JsonPosition, after: JsonPosition, c: str, root: Any) ->
 def _key_text(before: JsonPosition, after: JsonPosition, c: str, root: Any) -> str | None:
     if after.where is not Where.KEY_STRING or after.frame is None:
         return None
-    names, closed = object_keys(schema_at(root, after.path), root)
+    names, closed = object_keys(schema_at(root, after.path), root, after.frame.keys)
     left = [n for n in names if n not in after.frame.keys]
     if not closed or any(n.startswith(after.partial) for n in left):
         return None
@@ -141,7 +141,8 @@ def _key_end(before: JsonPosition, after: JsonPosition, c: str, root: Any) -> st
     key, at = after.frame.keys[-1], path_text(after.path)
     if before.frame is not None and key in before.frame.keys:
         return f"the object at {at} already has the key {dump(key)}"
-    names, closed = object_keys(schema_at(root, after.path), root)
+    written = before.frame.keys if before.frame is not None else []
+    names, closed = object_keys(schema_at(root, after.path), root, written)
     if closed and key not in names:
         return f"it would end the key as {dump(key)}, which the object at {at} does not take"
     return None
@@ -154,7 +155,7 @@ def _comma(before: JsonPosition, after: JsonPosition, c: str, root: Any) -> str 
     node, at = resolve(schema_at(root, container), root), path_text(container)
     frame = before.frame
     if frame.kind == "object":
-        names, closed = object_keys(node, root)
+        names, closed = object_keys(node, root, frame.keys)
         if closed and all(n in frame.keys for n in names):
             return f"a comma starts another key, and the object at {at} takes no more keys"
         return None
@@ -181,7 +182,7 @@ def _close(before: JsonPosition, after: JsonPosition, c: str, root: Any) -> str 
     container = before.path[:-1] if before.where is not Where.KEY else before.path
     node, at = resolve(schema_at(root, container), root), path_text(container)
     if c == "}":
-        missing = [k for k in required_keys(node, root) if k not in frame.keys]
+        missing = [k for k in required_keys(node, root, frame.keys) if k not in frame.keys]
         if missing:
             return f"it would close the object at {at}, which still needs {_keys(missing)}"
         return None
@@ -206,8 +207,39 @@ def _number(before: JsonPosition, after: JsonPosition, c: str, root: Any) -> str
     at = after.path_text
     if types and "integer" in types and "number" not in types and c in ".eE":
         return f"{at} must be an integer, with no decimal point or exponent"
-    if c == "-" and isinstance(node, dict):
-        low = node.get("minimum", node.get("exclusiveMinimum"))
-        if isinstance(low, (int, float)) and not isinstance(low, bool) and low >= 0:
+    if not isinstance(node, dict):
+        return None
+    low, high = _bound(node, "minimum"), _bound(node, "maximum")
+    if c == "-":
+        low = low if low is not None else _bound(node, "exclusiveMinimum")
+        if low is not None and low >= 0:
             return f"{at} cannot be negative: it is {describe(node, root)}"
+        return None
+    return _out_of_range(after.partial, low, high, types, at)
+
+
+def _bound(node: dict, key: str) -> float | None:
+    value = node.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _out_of_range(
+    digits: str, low: float | None, high: float | None, types: set[str] | None, at: str
+) -> str | None:
+    """Whether no number that starts with `digits` (a plain integer part) can be in range:
+    more digits only make it larger, and after a leading 0 no digit may come."""
+    if not digits.isdigit():
+        return None
+    value = int(digits)
+    if high is not None and value > high:
+        return f"{at} would be {value} or more, above its maximum {high:g}"
+    if low is None or value >= low:
+        return None
+    integer = types is not None and "number" not in types
+    if value == 0 and (low >= 1 or integer):
+        return f"{at} would be 0{'' if integer else ' or 0.…'}, below its minimum {low:g}"
+    if high is not None and value * 10 > high:
+        return (
+            f"{at} would be {value}, below its minimum {low:g}, and one more digit passes {high:g}"
+        )
     return None

@@ -173,8 +173,11 @@ def test_defs_and_patterns_read_through_refs():
     }
     text = why(schema, '{"shipping": {"country": "', ["G"], "gb")
     assert "The schema says $.shipping.country is a string matching ^[A-Z]{2}$." in text
-    # The pattern is the grammar's rule; the explanation says it does not follow it.
-    assert "a rule this explanation does not follow character by character" in text
+    # The pattern is held by the grammar character by character: the valid tokens say which.
+    assert (
+        "`gb` starts with g, which the grammar does not allow here: $.shipping.country must "
+        "be a string matching ^[A-Z]{2}$." in text
+    )
 
 
 def test_too_much_whitespace():
@@ -246,3 +249,63 @@ def test_a_schema_given_as_text_is_read():
     record = step(["{"], ["["])
     text = json.dumps({"type": "object"})
     assert "must be an object" in why_forbidden(record, record.top_raw[-1], "", text)
+
+
+def test_keys_in_the_grammars_fixed_order():
+    schema = {"properties": {"name": {}, "age": {}}, "additionalProperties": False}
+    assert (
+        "`age` would write another key: the grammar writes the keys of the object at $ in a "
+        'fixed order, and "name" comes next, not "age".'
+    ) in why(schema, '{"', ["name"], "age")
+    assert 'and "name" comes next, not "age"' in why(schema, "{", ['"name'], '"age')
+
+
+def test_a_number_out_of_its_bounds():
+    schema = {"properties": {"r": {"type": "integer", "minimum": 1, "maximum": 5}}}
+    assert "$.r would be 6 or more, above its maximum 5" in why(schema, '{"r": ', ["1"], "6")
+    assert "$.r would be 0, below its minimum 1" in why(schema, '{"r": ', ["1"], "0")
+    age = {"properties": {"age": {"type": ["integer", "null"], "minimum": 0, "maximum": 130}}}
+    assert "$.age would be 340 or more" in why(age, '{"age": 34', [","], "0")
+    wide = {"properties": {"x": {"type": "number", "minimum": 10}}}
+    assert "$.x would be 0 or 0.…, below its minimum 10" in why(wide, '{"x": ', ["1"], "0")
+    # 5 may still become 50: the schema alone does not forbid it, the valid tokens do.
+    assert "`5` starts with 5, which the grammar does not allow here" in why(
+        wide, '{"x": ', ["1"], "5"
+    )
+
+
+def test_a_shorter_token_for_forced_text():
+    schema = {"properties": {"billing": {}}, "additionalProperties": False}
+    text = why(schema, '{"', ["billing"], "bill")
+    assert "`bill` is the start of the valid `billing`: where the text ahead is forced" in text
+
+
+def test_alternatives_of_a_oneof():
+    tool = {
+        "properties": {"name": {"const": "get_weather"}, "days": {"type": "integer"}},
+        "required": ["name", "days"],
+        "additionalProperties": False,
+    }
+    other = {
+        "properties": {"name": {"const": "convert"}, "to": {"type": "string"}},
+        "required": ["name", "to"],
+        "additionalProperties": False,
+    }
+    schema = {"oneOf": [tool, other]}
+    text = why(schema, '{"name": "', ["g", "c"], "x")
+    assert 'The schema says $.name is either exactly "get_weather" or exactly "convert".' in text
+    assert 'none starts with "x"' in text
+    # Once `days` is written only the weather tool fits: closing now lacks nothing.
+    closing = why(schema, '{"name": "get_weather", "days": 2', ["}"], ",")
+    assert "takes no more keys" in closing
+    assert 'still needs the key "name"' in why(schema, '{"days": 2', [","], "}")
+
+
+def test_a_first_character_no_listed_valid_token_has():
+    record = step(["1"], ["T"], n_valid=40)  # more valid tokens than the record lists
+    schema = {"properties": {"d": {"type": "string", "format": "date-time"}}}
+    text = why_forbidden(record, record.top_raw[-1], '{"d": "', schema)
+    assert (
+        "`T` starts with T, and none of the likeliest valid tokens starts so: $.d must be a "
+        "string in date-time format."
+    ) in text
