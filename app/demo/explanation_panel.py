@@ -149,11 +149,17 @@ class ExplanationPanel(QWidget):
         scroll.setWidget(body)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # The panel's own styles sit on this inner frame, so that a stylesheet the window
+        # sets on the panel (presentation mode's larger fonts) adds to them, not replaces them.
+        self.frame = QWidget(self)
+        inner = QVBoxLayout(self.frame)
+        inner.setContentsMargins(8, 8, 8, 8)
+        inner.setSpacing(8)
+        inner.addLayout(head)
+        inner.addWidget(scroll, 1)
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(8, 8, 8, 8)
-        outer.setSpacing(8)
-        outer.addLayout(head)
-        outer.addWidget(scroll, 1)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.frame)
         self.content = [
             self.copy_button,
             self.output,
@@ -215,7 +221,7 @@ class ExplanationPanel(QWidget):
         self.count_label.setText(count_html(step, self._plain))
         self.mass_label.setText(mass_html(step, self._plain))
         self.sum_label.setText(sum_html(step, self._plain))
-        self.chosen_label.setText(code_html(step.chosen_text))
+        self.chosen_label.setText(code_html(step.chosen_words(self._plain)))
 
     # --- clicks ----------------------------------------------------------------------------
     def _row_clicked(self, row: Row) -> None:
@@ -249,7 +255,7 @@ class ExplanationPanel(QWidget):
         muted = "#9aa0aa" if is_dark() else "#5f6670"
         why_bg = "#2f2426" if is_dark() else "#fdf0ef"
         edge = "#44474f" if is_dark() else "#cfd5de"
-        self.setStyleSheet(
+        self.frame.setStyleSheet(
             f"""
             QLabel#explainTitle {{ font-weight: bold; }}
             QLabel#explainHint {{ color: {muted}; }}

@@ -65,19 +65,25 @@ class StepExplained:
     @property
     def chosen_text(self) -> str:
         """Sampled `USD`: the model's 1st choice before masking, 1st of 15 valid after."""
+        return self.chosen_words(plain=False)
+
+    def chosen_words(self, plain: bool) -> str:
         r = self.renorm
         verb = "Took" if self.temperature <= 0 else "Sampled"
+        masking, valid = ("the rules", "allowed") if plain else ("masking", "valid")
         before = (
             f"the model's {ordinal(r.rank_before)} choice"
             if r.rank_before
             else "not in the model's top list"
         )
         after = (
-            f"the {ordinal(r.rank_after)} of {r.n_valid:,} valid"
+            f"the {ordinal(r.rank_after)} of {r.n_valid:,} {valid}"
             if r.rank_after
-            else "below the top valid"
+            else f"below the top {valid}"
         )
-        return f"{verb} `{r.chosen}`: {before} before masking, {after} after"
+        return (
+            f"{'Picked' if plain else verb} `{r.chosen}`: {before} before {masking}, {after} after"
+        )
 
 
 def ordinal(n: int) -> str:

@@ -147,6 +147,7 @@ def test_plain_language_for_a_room_of_non_engineers(panel, run):
     assert panel.table.item(row_of(panel, "1"), VALID).text() == "the rules forbid"
     assert panel.pipeline.titles()[0] == "model's score"
     assert panel.pipeline.values()[3] == "allowed ✓"
+    assert "Picked" in panel.chosen_label.text() and "before the rules" in panel.chosen_label.text()
     panel.set_plain_language(False)
     assert panel.table.item(row_of(panel, "EUR"), VALID).text() == "✓ valid"
     assert panel.pipeline.titles() == [
@@ -157,6 +158,16 @@ def test_plain_language_for_a_room_of_non_engineers(panel, run):
         "renormalise",
         "sample",
     ]
+
+
+def test_presentation_fonts_grow_the_table_and_keep_the_panels_styles(qtbot, panel, run):
+    show(panel, run)
+    height = panel.table.height()
+    styles = panel.frame.styleSheet()
+    panel.setStyleSheet("QWidget { font-size: 24pt; }")  # as presentation mode may
+    qtbot.waitUntil(lambda: panel.table.height() > height)
+    assert panel.frame.styleSheet() == styles and "explainWhy" in styles
+    assert not panel.table.verticalScrollBar().isVisible()  # every row still shows
 
 
 def test_copy_puts_the_explanation_on_the_clipboard(panel, run):
