@@ -309,3 +309,21 @@ def test_a_first_character_no_listed_valid_token_has():
         "`T` starts with T, and none of the likeliest valid tokens starts so: $.d must be a "
         "string in date-time format."
     ) in text
+
+
+def test_on_the_real_model_every_masked_token_is_explained(model, person):
+    from engine.decode.loop import run_to_end
+    from engine.settings import GenerationSettings
+
+    ex, compiled = person
+    records: list[StepRecord] = []
+    run_to_end(model, compiled, ex.prompt, GenerationSettings(seed=0), records.append)
+    reasons = [
+        explain_forbidden(r, c, output_before(records, i), ex.schema_text).reason
+        for i, r in enumerate(records)
+        for c in r.top_raw
+        if not c.valid
+    ]
+    assert reasons and all(reasons)
+    # The model wants `age` or `city` first; the grammar writes `name` first.
+    assert any('in a fixed order, and "name" comes next' in r for r in reasons)
