@@ -183,6 +183,9 @@ class ExplanationPanel(QWidget):
     ) -> None:
         """Explain records[index]; `schema` (parsed, or its text) lets a masked token's
         explanation name what the schema allows."""
+        if not 0 <= index < len(records):
+            self.clear()
+            return
         self.step = explain_step(records, index, n_vocab, temperature)
         self.schema = schema
         self.why = ""

@@ -202,6 +202,8 @@ def test_clear_leaves_only_the_invitation(panel, run):
     panel.clear()
     assert panel.step is None and panel.plain_text() == ""
     assert panel.empty.isVisible() and not panel.table.isVisible()
+    panel.show_step(run.records, len(run.records), N_VOCAB, 0.7, None)  # past the end
+    assert panel.step is None and panel.empty.isVisible()
 
 
 # --- the real model ----------------------------------------------------------------------
