@@ -404,6 +404,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         """Replay a run in the chart, output and timeline, leaving the editors alone."""
         self.step_chart.clear()
         self.step_chart.set_temperature(run_settings(run).temperature)
+        self.demo.run_shown(run_settings(run).temperature)
         self.output_view.start_run()
         self.routing.run_started()
         for record in run.records:
@@ -413,6 +414,11 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._model_name = run.model
         self._provenance = run.provenance
         self._on_finished(run.result, replay=True)
+
+    @property
+    def run_inputs(self) -> tuple[str, str]:
+        """(schema text, prompt) of the run the views show."""
+        return self._run_inputs
 
     def current_run(self) -> SavedRun | None:
         """The run the views show, once it has ended."""
@@ -472,7 +478,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.output_view.start_run()
         self.routing.run_started()
         self.status.run_started(generation.max_tokens)
-        self.demo.run_started(paused)
+        self.demo.run_started(paused, generation.temperature)
         self.controller.start(RunRequest(schema_text, prompt, model, generation, forced))
         self._set_running(True)
         return True

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 
 from app.demo.branches import BranchesView
 from app.demo.branching import Branching
+from app.demo.explanation_panel import ExplanationPanel
 from app.demo.exports import ask_and_export_report
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
@@ -23,11 +24,15 @@ from app.demo.side_by_side import SideBySideView
 if TYPE_CHECKING:
     from app.main_window import MainWindow
 
+EXPLAIN_MS = 120
+
 
 class Demonstration(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
+        self._temperature = 0.7  # of the run the views show
+        self._shown = 0  # the step the views show, as the chart last said
         self.pacing = Pacing(
             window, window.controller, lambda: window.run(paused=True), self.move_selection
         )
@@ -64,7 +69,8 @@ class Demonstration(QObject):
         window.file_menu.insertAction(window.save_run_action, self.report_action)
 
     # --- runs ------------------------------------------------------------------------------
-    def run_started(self, paused: bool) -> None:
+    def run_started(self, paused: bool, temperature: float) -> None:
+        self._temperature = temperature
         self.pacing.run_started(paused)
         if paused:
             self._paused(True)
@@ -91,6 +97,17 @@ class Demonstration(QObject):
 
     def _add_views(self) -> None:
         w, right = self.window, Qt.DockWidgetArea.RightDockWidgetArea
+        self.explanation = ExplanationPanel(w)
+        w.add_pane("explain", "Explanation", self.explanation, right)
+        self.explanation.sig_force.connect(self.branching.force)
+        # The chart emits the shown step on each redraw, ~30 times a second during a run:
+        # the panel follows at most every EXPLAIN_MS, and only while it can be seen.
+        self._explain_timer = QTimer(self)
+        self._explain_timer.setSingleShot(True)
+        self._explain_timer.setInterval(EXPLAIN_MS)
+        self._explain_timer.timeout.connect(self._explain_shown)
+        w.step_chart.sig_step_shown.connect(self._step_shown)
+        w.panes.dock("explain").visibilityChanged.connect(lambda _on: self._explain_shown())
         self.branches_view = BranchesView(w)
         self.side_by_side = SideBySideView(w)
         w.add_pane("branches", "Branches", self.branches_view, right)
@@ -101,6 +118,24 @@ class Demonstration(QObject):
         b.sig_pair_state.connect(self._pair_state)
         b.sig_pair.connect(self._pair_made)
         self.branches_view.sig_open.connect(w.show_run)
+
+    def _step_shown(self, index: int) -> None:
+        self._shown = index
+        if not self._explain_timer.isActive():
+            self._explain_timer.start()
+
+    def _explain_shown(self) -> None:
+        w = self.window
+        if not w.panes.dock("explain").isVisible():
+            return
+        records = w.step_chart.records
+        if not records:
+            self.explanation.clear()
+            return
+        index = min(self._shown, len(records) - 1)
+        n_vocab = w.model_info.n_vocab if w.model_info is not None else None
+        schema_text = w.run_inputs[0]
+        self.explanation.show_step(records, index, n_vocab, self._temperature, schema_text)
 
     def _branch_made(self, branch: object) -> None:
         self.branches_view.add_branch(branch)
@@ -130,9 +165,14 @@ class Demonstration(QObject):
             lambda message: w.report_problem("Cannot export report", message),
         )
 
+    def run_shown(self, temperature: float) -> None:
+        """A saved or earlier run is replayed in the views."""
+        self._temperature = temperature
+
     # --- presentation --------------------------------------------------------------------
     def set_plain_language(self, on: bool) -> None:
         """Words for an audience of non-engineers, and the deepest dips annotated."""
+        self.explanation.set_plain_language(on)
 
     # --- the selected step -----------------------------------------------------------------
     def move_selection(self, delta: int) -> None:

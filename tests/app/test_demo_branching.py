@@ -54,7 +54,7 @@ def test_a_new_run_of_the_users_own_starts_a_new_set_of_branches(
     index, other = _fork(window.current_run().records)
     branching = window.demo.branching
     with qtbot.waitSignal(branching.sig_branch, timeout=RUN_TIMEOUT_MS):
-        branching.force(index, other.id)
+        window.demo.explanation.sig_force.emit(index, other.id)  # a click on a valid row
     assert len(branching.branches) == 1
     with qtbot.waitSignal(branching.sig_original, timeout=RUN_TIMEOUT_MS):
         assert window.run()
