@@ -23,6 +23,7 @@ from app.demo.side_by_side import SideBySideView
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
+    from engine.records import Candidate
 
 EXPLAIN_MS = 120
 
@@ -107,6 +108,7 @@ class Demonstration(QObject):
         self._explain_timer.setInterval(EXPLAIN_MS)
         self._explain_timer.timeout.connect(self._explain_shown)
         w.step_chart.sig_step_shown.connect(self._step_shown)
+        w.step_chart.sig_candidate_clicked.connect(self.candidate_clicked)
         w.panes.dock("explain").visibilityChanged.connect(lambda _on: self._explain_shown())
         self.branches_view = BranchesView(w)
         self.side_by_side = SideBySideView(w)
@@ -118,6 +120,16 @@ class Demonstration(QObject):
         b.sig_pair_state.connect(self._pair_state)
         b.sig_pair.connect(self._pair_made)
         self.branches_view.sig_open.connect(w.show_run)
+
+    def candidate_clicked(self, index: int, candidate: Candidate) -> None:
+        """A valid candidate continues the run with it; a masked one is explained."""
+        if candidate.valid:
+            self.branching.force(index, candidate.id)
+            return
+        self.window.panes.show_pane("explain")
+        self._shown = index
+        self._explain_shown()
+        self.explanation.show_why(candidate)
 
     def _step_shown(self, index: int) -> None:
         self._shown = index

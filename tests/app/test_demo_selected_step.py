@@ -35,3 +35,15 @@ def test_the_explanation_follows_the_step_the_chart_shows(qtbot, window):
     window.step_chart.slider.setValue(0)  # scrubbing moves it too
     qtbot.waitUntil(lambda: panel.step.index == 0)
 
+
+def test_a_masked_bar_clicked_in_the_chart_is_explained(qtbot, window):
+    assert window.open_run(str(RUN))
+    run = load_run(RUN)
+    index = _usd_step(run)
+    masked = next(c for c in run.records[index].top_raw if not c.valid)
+    window.step_chart.show_step(index)
+    window.step_chart.sig_candidate_clicked.emit(index, masked)
+    panel = window.demo.explanation
+    assert window.panes.dock("explain").isVisible()
+    assert panel.step.index == index and panel.why
+    assert "$.currency" in panel.why
