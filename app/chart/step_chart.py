@@ -93,7 +93,8 @@ class StepChart(QWidget):
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.setSpacing(2)
-        top_layout.addWidget(QLabel("<b>Candidate tokens at this step</b>", top))
+        self.bars_title = QLabel("<b>Candidate tokens at this step</b>", top)
+        top_layout.addWidget(self.bars_title)
         top_layout.addWidget(self.legend)
         top_layout.addWidget(self.bars, 1)
         nav = QHBoxLayout()
@@ -167,6 +168,12 @@ class StepChart(QWidget):
         self.stale_overlay.setVisible(stale)
         if stale:
             self.stale_overlay.cover(self.rect())
+
+    def export_parts(self) -> list[QWidget]:
+        """What a saved image of the chart shows (app/chart/export.py), top to bottom: the
+        titles, legends, plots and the step's line, not the slider or the buttons."""
+        mass = self.mass
+        return [self.bars_title, self.legend, self.bars, self.step_label, mass.title, mass.plot]
 
     @property
     def stale(self) -> bool:
