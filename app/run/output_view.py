@@ -13,6 +13,7 @@ click on a token selects its step, and the selected step's token is outlined.
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Sequence
 
@@ -87,6 +88,7 @@ class OutputView(QWidget):
         self.raw = TimelineText(self)
         self.raw.setObjectName("rawOutput")
         self.raw.sig_step_clicked.connect(self.sig_step_clicked)
+        self.raw.notes = self._violation_note
         use_monospace(self.raw)
         self.legend = QLabel(self)
         self.legend.setObjectName("timelineLegend")
@@ -301,6 +303,21 @@ class OutputView(QWidget):
             selection.cursor = self._span_cursor(v.span)
             selections.append(selection)
         self.raw.setExtraSelections(selections)
+
+    def _violation_note(self, position: int) -> str:
+        """The validation errors of the output value at a document position, for hover."""
+        if not self.violations:
+            return ""
+        units = self.raw.toPlainText().encode("utf-16-le")[: 2 * position]
+        offset = len(units.decode("utf-16-le", errors="ignore"))
+        messages = [
+            html.escape(v.message)
+            for v in self.violations
+            if v.span is not None and v.span[0] <= offset < v.span[1]
+        ]
+        return "<br>".join(
+            f"<span style='color:{chart_colors().bad.name()}'>✗</span> {m}" for m in messages
+        )
 
     def _span_cursor(self, span: tuple[int, int]) -> QTextCursor:
         text = self.raw.toPlainText()

@@ -9,7 +9,7 @@ for a 20-step run as for a 2,000-step one.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPen, QPolygonF, QTextCursor, QTextLine
@@ -39,6 +39,8 @@ class TimelineText(QPlainTextEdit):
         self._selected: int | None = None
         self._press: QPoint | None = None
         self._formats = TokenFormats(is_dark())
+        # More to say about a document position on hover (the output's violations there).
+        self.notes: Callable[[int], str] | None = None
 
     # --- feeding ---------------------------------------------------------------------------
     def clear_tokens(self) -> None:
@@ -130,6 +132,16 @@ class TimelineText(QPlainTextEdit):
         i = bisect_right(self.ends, position)
         return i if i < len(self.records) else None
 
+    def tooltip_at(self, point: QPoint) -> str:
+        """What hovering at `point` tells: the token's step, and any note on that place."""
+        position = self._char_at(point)
+        if position is None:
+            return ""
+        i = bisect_right(self.ends, position)
+        parts = [step_tooltip(self.records[i], len(self.records))] if i < len(self.records) else []
+        note = self.notes(position) if self.notes is not None else ""
+        return "<hr>".join(parts + ([note] if note else []))
+
     def _char_at(self, point: QPoint) -> int | None:
         block = self.cursorForPosition(point).block()
         if not block.isValid():
@@ -205,12 +217,11 @@ class TimelineText(QPlainTextEdit):
     # --- interaction -----------------------------------------------------------------------
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip:
-            i = self.index_at(event.pos())  # type: ignore[attr-defined]
-            if i is None:
-                QToolTip.hideText()
-            else:
-                tip = step_tooltip(self.records[i], len(self.records))
+            tip = self.tooltip_at(event.pos())  # type: ignore[attr-defined]
+            if tip:
                 QToolTip.showText(event.globalPos(), tip, self.viewport())  # type: ignore[attr-defined]
+            else:
+                QToolTip.hideText()
             return True
         return super().viewportEvent(event)
 

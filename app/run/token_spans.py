@@ -117,7 +117,9 @@ def legend_html(dark: bool, overruled: QColor, selected: QColor) -> str:
     shades = " ".join(item(swatch(c), b) for c, b in zip(ramp(dark), bounds, strict=True))
     forced = DARK_FORCED if dark else LIGHT_FORCED
     marks = (
-        item(f"<span style='color:{forced}'>┈┈</span>", "forced: the grammar allowed only this"),
+        item(
+            f"<span style='color:{forced}'>┈┈</span>", "forced: the grammar allowed only this token"
+        ),
         item(
             f"<span style='color:{overruled.name()}'>◤</span>",
             "overruled: the model's top choice was masked",

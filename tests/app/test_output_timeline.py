@@ -16,6 +16,7 @@ from app.run.token_spans import (
     step_tooltip,
     token_spans,
 )
+from app.run.violations import Violation
 from app.theme import chart_colors
 from engine.records import Candidate, FinishReason, RunResult, StepRecord
 
@@ -236,3 +237,23 @@ def _near(a: QColor, b: QColor, tolerance: int = 60) -> bool:
     return (
         abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) < tolerance
     )
+
+
+def test_hover_over_a_violation_adds_its_message(view: OutputView) -> None:
+    streamed(view, run_records())
+    usd = (len('{"currency": "'), len('{"currency": "USD'))
+    view.show_violations(
+        [
+            Violation(
+                "$.currency",
+                "enum",
+                "$.properties.currency.enum",
+                "'USD' is not one of ['EUR']",
+                None,
+                usd,
+            )
+        ]
+    )
+    tip = view.raw.tooltip_at(token_center(view, 4))
+    assert "step <b>5</b> of 6" in tip and "is not one of" in tip
+    assert "is not one of" not in view.raw.tooltip_at(token_center(view, 2))
