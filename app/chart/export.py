@@ -32,6 +32,7 @@ PNG_SCALE = 2  # pixels per widget pixel
 PART_GAP_PX = 6  # between stacked parts
 MARGIN_PX = 8
 SVG_TITLE = "Maskscope chart"
+FILE_FILTER = "PNG image (*.png);;SVG drawing (*.svg)"  # for a save dialog
 EXPORT_OPTIONS = {"antialias": True, "background": None, "painter": None}
 
 

@@ -158,6 +158,10 @@ class StepChart(QWidget):
         self.mass.set_log_scale(on)
         self.redraw()
 
+    def set_annotate_dips(self, on: bool) -> None:
+        """Label the strip chart's deepest dips with the token the grammar wrote there."""
+        self.mass.set_annotate_dips(on)
+
     def set_bar_log_scale(self, on: bool) -> None:
         """The candidate bars on a log axis, where a 0.003 bar still shows."""
         self.bars.set_log_scale(on)

@@ -121,7 +121,7 @@ def test_dip_labels_name_the_token_written_and_the_one_wanted(qtbot) -> None:
     chart = fed(qtbot, records())
     labels = chart.mass.dip_labels
     assert not any(item.isVisible() for item in labels.items)  # off unless asked for
-    chart.mass.set_annotate_dips(True)
+    chart.set_annotate_dips(True)
     shown = [item.toPlainText() for item in labels.items if item.isVisible()]
     # The deepest three: step 4 (0.008), step 8 (0.02), step 1 (0.09), shown by step.
     assert shown == ["“{” instead of “The”", "“a”", "“{” instead of “The”"]
