@@ -409,7 +409,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.routing.run_started()
         for record in run.records:
             self.step_chart.push(record)
-            self.output_view.append_piece(record.token_piece)
+        self.output_view.set_records(run.records)
         self._run_inputs, self._run_records = (run.schema_text, run.prompt), list(run.records)
         self._model_name = run.model
         self._provenance = run.provenance
@@ -511,7 +511,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
     def _on_step(self, record: StepRecord) -> None:
         self._run_records.append(record)
         self.step_chart.push(record)
-        self.output_view.append_piece(record.token_piece)
+        self.output_view.append_record(record)
         self.status.step()
 
     def _on_finished(self, result: RunResult, replay: bool = False) -> None:

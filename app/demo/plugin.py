@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 
+from app.chart.export import FILE_FILTER as CHART_FILTER
+from app.chart.export import export_chart
 from app.demo.branches import BranchesView
 from app.demo.branching import Branching
 from app.demo.explanation_panel import ExplanationPanel
@@ -20,6 +22,8 @@ from app.demo.exports import ask_and_export_report
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
 from app.demo.side_by_side import SideBySideView
+from app.shell.files import ask_save_path
+from engine.errors import MaskscopeError
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
@@ -68,6 +72,10 @@ class Demonstration(QObject):
         )
         self.report_action.triggered.connect(self.export_report)
         window.file_menu.insertAction(window.save_run_action, self.report_action)
+        self.chart_action = QAction("Export &chart (PNG, SVG)…", self)
+        self.chart_action.setToolTip("Save the chart as it is shown, as a PNG image or SVG")
+        self.chart_action.triggered.connect(self.export_chart)
+        window.file_menu.insertAction(window.save_run_action, self.chart_action)
 
     # --- runs ------------------------------------------------------------------------------
     def run_started(self, paused: bool, temperature: float) -> None:
@@ -109,6 +117,10 @@ class Demonstration(QObject):
         self._explain_timer.timeout.connect(self._explain_shown)
         w.step_chart.sig_step_shown.connect(self._step_shown)
         w.step_chart.sig_candidate_clicked.connect(self.candidate_clicked)
+        # The timeline: a click on an output token selects its step, and the output marks
+        # the token of the step every view shows.
+        w.output_view.sig_step_clicked.connect(w.step_chart.show_step)
+        w.step_chart.sig_step_shown.connect(w.output_view.select_step)
         w.panes.dock("explain").visibilityChanged.connect(lambda _on: self._explain_shown())
         self.branches_view = BranchesView(w)
         self.side_by_side = SideBySideView(w)
@@ -181,10 +193,24 @@ class Demonstration(QObject):
         """A saved or earlier run is replayed in the views."""
         self._temperature = temperature
 
+    def export_chart(self) -> bool:
+        w = self.window
+        path = ask_save_path(w, "Export chart", "chart.png", CHART_FILTER, "png")
+        if not path:
+            return False
+        try:
+            export_chart(w.step_chart, path)
+        except MaskscopeError as e:
+            w.report_problem("Cannot export chart", e.message)
+            return False
+        w.status.showMessage(f"Saved the chart to {path}", 5000)
+        return True
+
     # --- presentation --------------------------------------------------------------------
     def set_plain_language(self, on: bool) -> None:
         """Words for an audience of non-engineers, and the deepest dips annotated."""
         self.explanation.set_plain_language(on)
+        self.window.step_chart.set_annotate_dips(on)
 
     # --- the selected step -----------------------------------------------------------------
     def move_selection(self, delta: int) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from engine.runs.saved import load_run
 
 RUN = Path(__file__).parent.parent / "data" / "runs" / "currency-logits.json"
@@ -47,3 +49,30 @@ def test_a_masked_bar_clicked_in_the_chart_is_explained(qtbot, window):
     assert window.panes.dock("explain").isVisible()
     assert panel.step.index == index and panel.why
     assert "$.currency" in panel.why
+
+
+def test_a_token_clicked_in_the_output_selects_its_step_everywhere(qtbot, window):
+    assert window.open_run(str(RUN))
+    window.panes.show_pane("output")
+    window.panes.show_pane("explain")
+    raw = window.output_view.raw
+    qtbot.waitUntil(lambda: raw.isVisible())
+    index = _usd_step(load_run(RUN))
+    rect = raw.span_rects(*raw.span(index))[0]
+    qtbot.mouseClick(raw.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    assert window.step_chart.slider.value() == index
+    panel = window.demo.explanation
+    qtbot.waitUntil(lambda: panel.step is not None and panel.step.index == index)
+    assert raw.selected == index  # the output marks the step every view shows
+    window.step_chart.show_step(0)
+    assert raw.selected == 0
+
+
+def test_the_chart_exports_as_png_and_svg_from_the_file_menu(qtbot, window, tmp_path, monkeypatch):
+    assert window.open_run(str(RUN))
+    for name in ("chart.png", "chart.svg"):
+        out = tmp_path / name
+        monkeypatch.setattr("app.demo.plugin.ask_save_path", lambda *a, out=out: str(out))
+        window.demo.chart_action.trigger()
+        assert out.stat().st_size > 1000
+    assert b"<svg" in (tmp_path / "chart.svg").read_bytes()[:2000]
