@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QHBoxLayout,
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.chart.dip_labels import DipLabels
-from app.theme import ChartColors
+from app.theme import ChartColors, chart_colors
 from engine.records import StepRecord
 
 LOG_FLOOR = 1e-12  # log axes cannot show 0
@@ -39,6 +39,9 @@ MIN_MASS_STEPS = 10  # the mass plot is at least this many steps wide
 MIN_ZOOM_STEPS = 4  # zooming in stops at this many steps across
 MIN_ENTROPY_TOP = 1.0  # nats: the entropy axis shows at least 0..1
 ENTROPY_LABEL = "raw entropy (nats)"
+# Presentation mode's words, for an audience of non-engineers.
+PLAIN_MASS_LABEL = "share the rules allowed"
+PLAIN_ENTROPY_LABEL = "how unsure the model was"
 ENTROPY_WEIGHT = 0.8  # of the bar colour, the rest the background's
 MASS_LABEL = "valid mass"
 
@@ -90,6 +93,7 @@ class MassPlot(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._log = False
+        self._plain = False  # presentation mode's words
         self._zoomed = False  # the user moved the x range: stop following the run
         # What the plot was last fed, grown one record at a time.
         self._n = 0
@@ -188,6 +192,14 @@ class MassPlot(QWidget):
         model wanted when the grammar masked it."""
         self.dip_labels.set_on(on)
 
+    def set_plain_language(self, on: bool, tick_font: QFont | None = None) -> None:
+        """Words for an audience of non-engineers, and ticks in `tick_font` (None: the
+        plot's own)."""
+        self._plain = on
+        for name in ("left", "bottom", "right"):
+            self.plot.getAxis(name).setStyle(tickFont=tick_font)
+        self.apply_theme(chart_colors())
+
     def set_log_scale(self, on: bool) -> None:
         self._log = on
         x_range = self.vb.viewRange()[0]
@@ -285,9 +297,13 @@ class MassPlot(QWidget):
             axis.setPen(colors.foreground)
             axis.setTextPen(colors.foreground)
         entropy = entropy_color(colors)
-        self.plot.setLabel("left", MASS_LABEL, color=colors.mass_line.name())
-        self.plot.setLabel("right", ENTROPY_LABEL, color=entropy.name())
-        self.title.setText(title_html(colors))
+        plain = self._plain
+        mass_label, entropy_label = (
+            (PLAIN_MASS_LABEL, PLAIN_ENTROPY_LABEL) if plain else (MASS_LABEL, ENTROPY_LABEL)
+        )
+        self.plot.setLabel("left", mass_label, color=colors.mass_line.name())
+        self.plot.setLabel("right", entropy_label, color=entropy.name())
+        self.title.setText(title_html(colors, plain))
         self.entropy_curve.setPen(pg.mkPen(entropy, width=1))
         self.dip_labels.apply_theme(colors)
         self.curve.setPen(pg.mkPen(colors.mass_line, width=2))
@@ -350,10 +366,17 @@ def entropy_color(colors: ChartColors) -> QColor:
     )
 
 
-def title_html(colors: ChartColors) -> str:
+def title_html(colors: ChartColors, plain: bool = False) -> str:
     def swatch(color: QColor, text: str) -> str:
         return f"<span style='color:{color.name()}'>━</span>&nbsp;{text}"
 
+    if plain:
+        return (
+            "<b>Step by step</b> &nbsp; "
+            + swatch(colors.mass_line, "share of the model's preference that the rules allowed")
+            + " &nbsp; "
+            + swatch(entropy_color(colors), "how unsure the model was (right axis)")
+        )
     return (
         "<b>Valid mass and entropy per step</b> &nbsp; "
         + swatch(colors.mass_line, "valid mass (probability on grammar-allowed tokens)")

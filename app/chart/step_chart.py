@@ -19,7 +19,15 @@ import html
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QSlider,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.chart.candidate_bars import CandidateBars
 from app.chart.mass_plot import MIN_MASS_STEPS, MassPlot, mass_plot_span
@@ -43,10 +51,23 @@ def raw_label(temperature: float | None) -> str:
     return f"P before masking, at T = {temperature:g}"
 
 
-def legend_html(colors: ChartColors, temperature: float | None) -> str:
+BARS_TITLE = "<b>Candidate tokens at this step</b>"
+PLAIN_BARS_TITLE = "<b>What the model could write next</b>"
+
+
+def legend_html(colors: ChartColors, temperature: float | None, plain: bool = False) -> str:
     def swatch(color: str, mark: str, text: str) -> str:
         return f"<span style='color:{color}'>{mark}</span>&nbsp;{html.escape(text)}"
 
+    if plain:
+        return " &nbsp; ".join(
+            (
+                swatch(colors.raw_valid.name(), "■", "the model's preference · allowed"),
+                swatch(colors.raw_masked.name(), "▨", "forbidden by the rules ✗"),
+                swatch(colors.after.name(), "■", "after the rules"),
+                swatch(colors.current_step.name(), "▮", "picked"),
+            )
+        )
     return " &nbsp; ".join(
         (
             swatch(colors.raw_valid.name(), "■", f"{raw_label(temperature)} · allowed"),
@@ -68,6 +89,7 @@ class StepChart(QWidget):
         self._shown: int | None = None  # index of the step the bars show
         self._follow = True  # keep showing the newest step while the run goes on
         self._temperature: float | None = None
+        self._plain = False  # presentation mode's words
 
         self.bars = CandidateBars(self)
         self.bar_plot = self.bars.plot
@@ -93,7 +115,7 @@ class StepChart(QWidget):
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.setSpacing(2)
-        self.bars_title = QLabel("<b>Candidate tokens at this step</b>", top)
+        self.bars_title = QLabel(BARS_TITLE, top)
         top_layout.addWidget(self.bars_title)
         top_layout.addWidget(self.legend)
         top_layout.addWidget(self.bars, 1)
@@ -148,10 +170,19 @@ class StepChart(QWidget):
         if not self._timer.isActive():
             self._timer.start()
 
+    def set_plain_language(self, on: bool) -> None:
+        """Presentation mode: words for non-engineers, and the deepest dips labelled; the
+        mass plot's ticks follow the application's (enlarged) font."""
+        self._plain = on
+        self.bars_title.setText(PLAIN_BARS_TITLE if on else BARS_TITLE)
+        self.mass.set_plain_language(on, QApplication.font() if on else None)
+        self.mass.set_annotate_dips(on)
+        self.apply_theme()
+
     def set_temperature(self, temperature: float | None) -> None:
         """The run's temperature, which the "before masking" probabilities are at."""
         self._temperature = temperature
-        self.legend.setText(legend_html(chart_colors(), temperature))
+        self.legend.setText(legend_html(chart_colors(), temperature, self._plain))
 
     def set_log_scale(self, on: bool) -> None:
         """The valid-mass plot on a log axis."""
@@ -217,7 +248,7 @@ class StepChart(QWidget):
         colors = chart_colors()
         self.bars.apply_theme(colors)
         self.mass.apply_theme(colors)
-        self.legend.setText(legend_html(colors, self._temperature))
+        self.legend.setText(legend_html(colors, self._temperature, self._plain))
         self.redraw()
 
     def resizeEvent(self, event: object) -> None:

@@ -210,7 +210,7 @@ class Demonstration(QObject):
     def set_plain_language(self, on: bool) -> None:
         """Words for an audience of non-engineers, and the deepest dips annotated."""
         self.explanation.set_plain_language(on)
-        self.window.step_chart.set_annotate_dips(on)
+        self.window.step_chart.set_plain_language(on)
 
     # --- the selected step -----------------------------------------------------------------
     def move_selection(self, delta: int) -> None:

@@ -81,7 +81,7 @@ class Presentation(QObject):
         if all(n in self._panes.panes for n in SHOWN):
             chart, explain = (self._panes.dock(n) for n in SHOWN)
             self._panes.splitDockWidget(chart, explain, Qt.Orientation.Horizontal)
-            self._panes.resizeDocks([chart, explain], [1, 1], Qt.Orientation.Horizontal)
+            self._panes.resizeDocks([chart, explain], [1, 2], Qt.Orientation.Horizontal)
         font = QFont(app.font())
         font.setPointSizeF(font.pointSizeF() * FONT_SCALE)
         app.setFont(font)
