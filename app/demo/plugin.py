@@ -8,6 +8,7 @@ presentation mode and the exports. It reaches the window only through its public
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -38,18 +39,7 @@ class Demonstration(QObject):
         self.window = window
         self._temperature = 0.7  # of the run the views show
         self._shown = 0  # the step the views show, as the chart last said
-        self.pacing = Pacing(
-            window, window.controller, lambda: window.run(paused=True), self.move_selection
-        )
-        self.pacing.set_delay(window.store.step_delay())
-        self.pacing.speed.currentIndexChanged.connect(
-            lambda _i: window.store.set_step_delay(self.pacing.delay())
-        )
-        window.run_menu.addSeparator()
-        self.pacing.add_to(window.run_menu, window.toolbar)
-        self.pacing.pause_action.toggled.connect(self._paused)
-        # After the window's own handler: the worker's "Decoding…" must not hide the pause.
-        window.controller.sig_step.connect(self._step_arrived)
+        self._add_pacing()
         self.presentation = Presentation(
             window, window.panes, self.set_plain_language, window.stop_action
         )
@@ -57,25 +47,54 @@ class Demonstration(QObject):
         window.view_menu.addAction(self.presentation.action)
         self.branching = Branching(window)
         self._add_views()
-        self.unconstrained_action = QAction("Compare with &unconstrained", self)
-        self.unconstrained_action.setShortcut(QKeySequence("Ctrl+Shift+U"))
-        self.unconstrained_action.setToolTip(
+        self._add_actions()
+
+    def _add_pacing(self) -> None:
+        w = self.window
+        self.pacing = Pacing(w, w.controller, lambda: w.run(paused=True), self.move_selection)
+        self.pacing.set_delay(w.store.step_delay())
+        self.pacing.speed.currentIndexChanged.connect(
+            lambda _i: w.store.set_step_delay(self.pacing.delay())
+        )
+        w.run_menu.addSeparator()
+        self.pacing.add_to(w.run_menu, w.toolbar)
+        self.pacing.pause_action.toggled.connect(self._paused)
+        # After the window's own handler: the worker's "Decoding…" must not hide the pause.
+        w.controller.sig_step.connect(self._step_arrived)
+
+    def _add_actions(self) -> None:
+        w = self.window
+        self.unconstrained_action = self._action(
+            "Compare with &unconstrained",
+            "Ctrl+Shift+U",
             "Run the prompt with the grammar, then with the same seed and no grammar, and "
-            "show both side by side"
+            "show both side by side",
+            self.branching.compare_unconstrained,
         )
-        self.unconstrained_action.triggered.connect(self.branching.compare_unconstrained)
-        window.run_menu.addAction(self.unconstrained_action)
-        self.report_action = QAction("Export &report (HTML)…", self)
-        self.report_action.setShortcut(QKeySequence("Ctrl+Shift+E"))
-        self.report_action.setToolTip(
-            "Save the run as one HTML file that opens in any browser, with no network"
+        w.run_menu.addAction(self.unconstrained_action)
+        self.report_action = self._action(
+            "Export &report (HTML)…",
+            "Ctrl+Shift+E",
+            "Save the run as one HTML file that opens in any browser, with no network",
+            self.export_report,
         )
-        self.report_action.triggered.connect(self.export_report)
-        window.file_menu.insertAction(window.save_run_action, self.report_action)
-        self.chart_action = QAction("Export &chart (PNG, SVG)…", self)
-        self.chart_action.setToolTip("Save the chart as it is shown, as a PNG image or SVG")
-        self.chart_action.triggered.connect(self.export_chart)
-        window.file_menu.insertAction(window.save_run_action, self.chart_action)
+        self.chart_action = self._action(
+            "Export &chart (PNG, SVG)…",
+            "",
+            "Save the chart as it is shown, as a PNG image or SVG",
+            self.export_chart,
+        )
+        for action in (self.report_action, self.chart_action):
+            w.file_menu.insertAction(w.save_run_action, action)
+
+    def _action(self, text: str, keys: str, tip: str, slot: Callable[[], object]) -> QAction:
+        action = QAction(text, self)
+        if keys:
+            action.setShortcut(QKeySequence(keys))
+        action.setToolTip(tip)
+        action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        return action
 
     # --- runs ------------------------------------------------------------------------------
     def run_started(self, paused: bool, temperature: float) -> None:
