@@ -39,6 +39,12 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from engine.bench.options import (
+    QUICK_RSS_STEPS,
+    QUICK_SCHEMAS,
+    QUICK_STEPS,
+    RSS_STEPS,
+)
 from engine.decode.loop import generate
 from engine.errors import MaskscopeError
 from engine.examples import load_example
@@ -46,7 +52,7 @@ from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.masking import make_backend
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import Model
-from engine.model.options import add_model_arguments, model_settings
+from engine.model.options import model_settings
 from engine.records import StepRecord
 from engine.settings import BACKENDS, GenerationSettings
 
@@ -54,9 +60,6 @@ SCHEMA_DIR = Path(str(files("resources.bench")))
 SCHEMA_PROMPT = "Produce a realistic JSON example of the following kind of record.\nJSON:"
 TEMPERATURE = 0.7
 SEED = 0
-DEFAULT_STEPS = 64
-QUICK_STEPS, QUICK_SCHEMAS, QUICK_RSS_STEPS = 8, 2, 60
-RSS_STEPS = 500
 # No JSON string closes before 4000 characters, so the memory run always reaches its steps.
 LONG_SCHEMA = {"type": "string", "minLength": 4000}
 LONG_PROMPT = "Write a long story as one JSON string.\nJSON:"
@@ -469,23 +472,6 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
 
 
 # -- the command ----------------------------------------------------------------------------
-
-
-def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--steps", type=int, default=DEFAULT_STEPS, help="step limit per run (default 64)"
-    )
-    parser.add_argument(
-        "--schemas", type=int, default=20, help="how many of the 20 bundled schemas to run"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"a tiny workload for tests: {QUICK_SCHEMAS} schemas × {QUICK_STEPS} steps, "
-        f"a {QUICK_RSS_STEPS}-step memory run",
-    )
-    add_model_arguments(parser)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import NoReturn
 
+from engine.bench.options import add_bench_arguments
 from engine.cli import check, generate, gui, lint, report, setup
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
 from engine.errors import MaskscopeError
@@ -13,13 +14,16 @@ from engine.llama_build.verdict import BrokenBuildError
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:
-    try:
-        from engine.bench.measure import add_bench_arguments, cmd_bench
-    except ImportError:
-        return
     p = sub.add_parser("bench", help="measure per-step costs of each backend side by side")
     add_bench_arguments(p)
-    p.set_defaults(func=cmd_bench)
+    p.set_defaults(func=_cmd_bench)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    # Imported only when asked for: it loads llama.cpp, which no other command's parser needs.
+    from engine.bench.measure import cmd_bench
+
+    return cmd_bench(args)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -18,13 +18,13 @@ import pytest
 from engine.bench.measure import (
     BackendSamples,
     Samples,
-    add_bench_arguments,
     backend_summary,
     cmd_bench,
     print_table,
     sample_summary,
     target_report,
 )
+from engine.bench.options import add_bench_arguments
 from engine.settings import BACKENDS
 
 TOP_NUMBERS = (

@@ -78,3 +78,16 @@ def test_missing_model_exits_2(tmp_path, capsys):
 def test_missing_schema_file_exits_2(capsys):
     assert main(["generate", "--schema", "/nonexistent.json", "--prompt", "x"]) == 2
     assert "schema file not found" in capsys.readouterr().err
+
+
+def test_building_the_command_line_loads_no_llama_cpp() -> None:
+    """`maskscope report` and `--help` need no model: the parser must not load llama.cpp (the
+    bench registered itself by importing its measuring code, which did)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom engine.cli.main import build_parser\nbuild_parser()\n"
+        "sys.exit(1 if 'llama_cpp' in sys.modules else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
