@@ -63,3 +63,16 @@ class PromptError(MaskscopeError):
     """The prompt does not fit the model's context."""
 
     kind = "prompt"
+
+
+class SuiteError(MaskscopeError):
+    """A suite file (or its cases file) is missing, malformed or inconsistent."""
+
+    kind = "suite"
+
+    def __init__(self, message: str, file: str = "", where: str = "") -> None:
+        place = ", ".join(part for part in (file, where) if part)
+        super().__init__(f"{place}: {message}" if place else message)
+        self.reason = message
+        self.file = file
+        self.where = where  # a JSON path ($.cases[2].vars) or a line ("line 4")
