@@ -100,18 +100,30 @@ class Sample:
     @property
     def failures(self) -> tuple[str, ...]:
         """Why this sample fails its case, in words; empty when it passes."""
-        return (*_invalid_reasons(self.result), *(f.why for f in self.fields if not f.ok))
+        invalid = _invalid_reasons(self.result)
+        if not _is_object(self.result):
+            return invalid  # its fields went unchecked: the reason it is no object says it all
+        return (*invalid, *(f.why for f in self.fields if not f.ok))
 
     @property
     def passed(self) -> bool:
         return not self.failures
 
 
+def _finished(result: RunResult) -> bool:
+    return result.finish_reason in (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
+
+
+def _is_object(result: RunResult) -> bool:
+    """Whether the run ended with a whole JSON value whose fields can be checked."""
+    return _finished(result) and result.parse_error is None
+
+
 def _invalid_reasons(result: RunResult) -> tuple[str, ...]:
     if result.valid:
         return ()
     reason = result.finish_reason
-    if reason not in (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION):
+    if not _finished(result):
         detail = f": {result.message}" if reason is FinishReason.ERROR and result.message else ""
         return (f"{reason.label}{detail}",)
     if result.parse_error is not None:
@@ -161,16 +173,12 @@ def runaway_of(records: Sequence[StepRecord]) -> Runaway:
     return Runaway(n_white, longest_white, repeat, repeated, "; ".join(reasons))
 
 
-def _finished(result: RunResult) -> bool:
-    return result.finish_reason in (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
-
-
 def field_results(
     result: RunResult, expectations: Iterable[Expectation]
 ) -> tuple[FieldResult, ...]:
     """Each expected field against the output; an output that is not a whole JSON value
     fails every field, so that field accuracy counts the same fields in every sample."""
-    if not _finished(result) or result.parse_error is not None:
+    if not _is_object(result):
         why = f"not checked: no object ({_invalid_reasons(result)[0]})"
         return tuple(FieldResult(e.path, False, f"{e.path} {why}") for e in expectations)
     return tuple(FieldResult(e.path, *e.check(result.parsed)) for e in expectations)

@@ -3,6 +3,7 @@ exit code, from built records and one real saved run."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,15 @@ from engine.suite.metrics import (
     runaway_of,
     sample_from_run,
     summarise,
+)
+from engine.suite.summary import (
+    EXIT_ERROR,
+    EXIT_FAILED,
+    EXIT_PASSED,
+    FORMAT,
+    exit_code,
+    summary_text,
+    summary_to_json,
 )
 
 RUNS = Path(__file__).parent.parent / "data" / "runs"
@@ -49,8 +59,6 @@ def _result(
     n_tokens: int = 4,
     total_ms: float = 100.0,
 ) -> RunResult:
-    import json
-
     if parsed is None and reason is not FinishReason.MAX_TOKENS:
         parsed = json.loads(text)
     parse_error = "Expecting value" if reason is FinishReason.MAX_TOKENS else None
@@ -105,6 +113,7 @@ def test_field_accuracy_counts_every_field_and_fails_fields_of_an_output_that_is
     assert samples[1].fields[0].ok is False and "EUR" in samples[1].fields[0].why
     assert samples[1].valid and not samples[1].passed  # valid, but the wrong value
     assert "truncated" in samples[2].fields[0].why
+    assert samples[2].failures == ("truncated at max_tokens",)  # unchecked fields: said once
     assert summarise([_sample()]).field_accuracy is None  # no expectations: nothing measured
 
 
@@ -217,3 +226,59 @@ def test_a_real_saved_run_makes_a_valid_sample():
     assert 0.0 < sample.min_valid_mass <= sample.mean_valid_mass <= 1.0
     assert sample.n_forced + sample.n_overruled <= 10
     assert not sample.runaway.runaway and sample.runaway.whitespace_steps == 2
+
+
+def _mixed_run():
+    cut = _result('{"currency": "US', FinishReason.MAX_TOKENS)
+    eur = _result('{"currency": "EUR"}')
+    samples = [_sample("usd", 0, expect=(USD,), latency_ms=120.0),
+               _sample("usd", 1, result=eur, expect=(USD,), latency_ms=80.0),
+               _sample("none", 0, result=cut, expect=(USD,), latency_ms=300.0)]  # fmt: skip
+    return summarise(samples)
+
+
+def test_exit_codes_tell_a_failed_threshold_from_a_harness_error():
+    summary = _mixed_run()
+    assert exit_code(evaluate(summary, Thresholds(min_validity=0.5))) == EXIT_PASSED == 0
+    assert exit_code(evaluate(summary, Thresholds(min_validity=0.9))) == EXIT_FAILED == 1
+    broken = RunResult("", FinishReason.ERROR, 0, message="llama_decode returned -1")
+    harness = summarise([*summary.samples, _sample("x", 0, result=broken, records=())])
+    # a failing threshold beside an engine failure is still no test result
+    assert exit_code(evaluate(harness, Thresholds(min_validity=0.9))) == EXIT_ERROR == 2
+    assert exit_code(evaluate(summarise([]), Thresholds())) == EXIT_ERROR
+
+
+def test_the_printed_block_names_the_failing_metric_and_the_worst_sample_per_case():
+    summary = _mixed_run()
+    verdict = evaluate(summary, Thresholds(min_validity=0.9, max_p95_latency_ms=1000))
+    text = summary_text(summary, verdict, "currency")
+    assert text.startswith("Maskscope test · currency · 2 case(s), 3 sample(s)")
+    assert "FAILED (exit 1): validity 0.67 < 0.90 minimum" in text
+    assert "latency" not in text.split("FAILED")[1]  # the threshold that held is not listed
+    usd = next(line for line in text.splitlines() if line.lstrip().startswith("usd"))
+    assert "1/2" in usd and '#1 (seed 1): $.currency is "EUR", expected "USD"' in usd
+    passed = summary_text(summary, evaluate(summary, Thresholds(min_validity=0.5)))
+    assert passed.rstrip().endswith("PASSED (exit 0): 1 threshold(s) hold")
+
+
+def test_the_json_result_has_its_documented_keys_and_every_sample():
+    summary = _mixed_run()
+    data = summary_to_json(summary, evaluate(summary, Thresholds(min_validity=0.9)), "currency")
+    assert list(data) == ["format", "version", "suite", "passed", "exit_code", "metrics",
+                          "thresholds", "problems", "cases", "samples"]  # fmt: skip
+    assert (data["format"], data["passed"], data["exit_code"]) == (FORMAT, False, 1)
+    assert data["metrics"]["validity_rate"] == pytest.approx(2 / 3, abs=1e-6)
+    assert data["metrics"]["latency_ms_p95"] == 300.0
+    assert data["thresholds"][0]["text"] == "validity 0.67 < 0.90 minimum"
+    assert [c["id"] for c in data["cases"]] == ["usd", "none"]
+    assert data["cases"][0]["failing_samples"] == [1]
+    assert len(data["samples"]) == 3
+    eur = data["samples"][1]
+    assert set(eur) >= {"case", "index", "seed", "text", "json", "valid", "errors", "fields",
+                        "failures", "metrics", "finish_reason"}  # fmt: skip
+    assert eur["text"] == '{"currency": "EUR"}' and eur["valid"] is True and eur["seed"] == 1
+    assert eur["fields"] == [{"path": "$.currency", "ok": False,
+                              "why": '$.currency is "EUR", expected "USD"'}]  # fmt: skip
+    assert eur["metrics"]["n_tokens"] == 4 and eur["metrics"]["runaway"] is False
+    assert data["samples"][2]["truncated"] and data["samples"][2]["finish_reason"] == "max_tokens"
+    json.dumps(data)  # the result is plain JSON all through

@@ -1,0 +1,253 @@
+"""What `maskscope test` prints and writes: its exit code, the table on the terminal, and the
+machine-readable result (`--json`).
+
+Exit codes, for CI:
+
+- 0 (EXIT_PASSED): every threshold holds.
+- 1 (EXIT_FAILED): a threshold failed; the failing metrics are printed ("validity 0.75 <
+  0.90 minimum").
+- 2 (EXIT_ERROR): bad input or a harness error: nothing was run, the engine failed on a
+  sample, the run was cancelled, or a threshold had nothing to measure. Never a test failure.
+  The command line also exits 2 for a suite it cannot read or a model it cannot load.
+
+The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions that add keys:
+
+- "format", "version"; "suite": the suite's name; "passed"; "exit_code";
+- "metrics": n_samples, n_cases, validity_rate, truncation_rate, mean_valid_mass,
+  min_valid_mass, n_steps, n_overruled, n_forced, fields_ok, fields_checked, field_accuracy,
+  n_tokens, tokens_per_s, latency_ms_p50, latency_ms_p95, n_runaway, n_errors, n_cancelled,
+  wall_s (a rate is null when there is nothing to divide by);
+- "thresholds": one {"key", "metric", "limit", "measured", "passed", "text"} per threshold set;
+- "problems": why the run is no test result (exit 2), in words;
+- "cases": one {"id", "n_samples", "n_valid", "validity_rate", "fields_ok", "fields_checked",
+  "passed", "failing_samples", "worst_sample"} per case, in suite order (sample indexes);
+- "samples": one per case × sample: "case", "index", "seed", "text", "json", "valid",
+  "truncated", "finish_reason", "parse_error", "errors" [{"path", "message"}], "message",
+  "fields" [{"path", "ok", "why"}], "failures" (why it fails its case), and "metrics":
+  n_tokens, tokens_per_s, latency_ms, mean_valid_mass, min_valid_mass, n_overruled, n_forced,
+  whitespace_steps, longest_whitespace_run, longest_repeat, repeated_piece, runaway,
+  runaway_reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.suite.metrics import THRESHOLDS, CaseSummary, Check, Sample, Summary, Verdict
+
+FORMAT = "maskscope-test-result"
+VERSION = 1
+
+EXIT_PASSED = 0
+EXIT_FAILED = 1
+EXIT_ERROR = 2
+
+
+def exit_code(verdict: Verdict) -> int:
+    if verdict.problems:
+        return EXIT_ERROR
+    return EXIT_FAILED if verdict.failed else EXIT_PASSED
+
+
+# -- the table ------------------------------------------------------------------------------
+
+_LABEL, _CELL = 44, 15
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int) or abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def _row(label: str, cell: str, target: str = "") -> str:
+    return f"  {label:<{_LABEL}}{cell:>{_CELL}}   {target}".rstrip()
+
+
+def _threshold_cells(verdict: Verdict) -> dict[str, str]:
+    """Summary attribute -> "≥ 0.9 met" for the thresholds that were set."""
+    cells = {}
+    for check in verdict.checks:
+        _, attr, unit, side = THRESHOLDS[check.key]
+        state = "n/a" if check.measured is None else ("met" if check.passed else "missed")
+        cells[attr] = f"{'≥' if side == 'min' else '≤'} {check.limit:g}{unit} {state}"
+    return cells
+
+
+def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
+    bound = _threshold_cells(verdict)
+    mass = f"{_fmt(s.mean_valid_mass)} / {_fmt(s.min_valid_mass)}"
+    latency = f"{_fmt(s.latency_ms_p50)} / {_fmt(s.latency_ms_p95)}"
+    return [
+        _row("metric", "measured", "threshold"),
+        _row("validity rate", _fmt(s.validity_rate), bound.get("validity_rate", "")),
+        _row(
+            "truncation rate (cut at max_tokens)",
+            _fmt(s.truncation_rate),
+            bound.get("truncation_rate", ""),
+        ),
+        _row("valid mass mean / min (every step)", mass),
+        _row(f"overruled steps (of {s.n_steps})", str(s.n_overruled)),
+        _row(f"forced steps (of {s.n_steps})", str(s.n_forced)),
+        _row(
+            f"field accuracy ({s.fields_ok} of {s.fields_checked} fields)",
+            _fmt(s.field_accuracy),
+            bound.get("field_accuracy", ""),
+        ),
+        _row(f"tokens/s ({s.n_tokens} tokens)", _fmt(s.tokens_per_s)),
+        _row("latency ms per object p50 / p95", latency, bound.get("latency_ms_p95", "")),
+        _row("runaway samples (whitespace or repetition)", str(s.n_runaway)),
+    ]
+
+
+def _worst_cell(case: CaseSummary) -> str:
+    worst = case.worst
+    if worst is None:
+        return "no sample"
+    if worst.failures:
+        return f"#{worst.index} (seed {worst.seed}): {worst.failures[0]}"
+    if worst.runaway.runaway:
+        return f"#{worst.index} (seed {worst.seed}): runaway, {worst.runaway.reason}"
+    return f"all passed; lowest valid mass {_fmt(worst.min_valid_mass)} (#{worst.index})"
+
+
+def _case_rows(s: Summary) -> list[str]:
+    width = max([len("case"), *(len(c.case_id) for c in s.cases)])
+    lines = [f"  {'case':<{width}}  {'valid':>7}  {'fields':>7}  worst sample"]
+    for c in s.cases:
+        fields = f"{c.fields_ok}/{c.fields_checked}" if c.fields_checked else "-"
+        valid = f"{c.n_valid}/{len(c.samples)}"
+        lines.append(f"  {c.case_id:<{width}}  {valid:>7}  {fields:>7}  {_worst_cell(c)}")
+    return lines
+
+
+def _outcome(verdict: Verdict) -> list[str]:
+    code = exit_code(verdict)
+    if code == EXIT_ERROR:
+        return [f"ERROR (exit {code}): {p}" for p in verdict.problems]
+    if code == EXIT_FAILED:
+        return [f"FAILED (exit {code}): {c.text}" for c in verdict.failed]
+    held = f"{len(verdict.checks)} threshold(s) hold" if verdict.checks else "no thresholds set"
+    return [f"PASSED (exit {code}): {held}"]
+
+
+def summary_text(summary: Summary, verdict: Verdict, suite_name: str = "") -> str:
+    """The block the command line prints after a run, in the style of `maskscope bench`."""
+    name = f" · {suite_name}" if suite_name else ""
+    head = f"Maskscope test{name} · {summary.n_cases} case(s), {summary.n_samples} sample(s)" + (
+        f" in {summary.wall_s:.1f} s" if summary.wall_s is not None else ""
+    )
+    parts = [head, "", *_metric_rows(summary, verdict)]
+    if summary.cases:
+        parts += ["", *_case_rows(summary)]
+    return "\n".join([*parts, "", *_outcome(verdict)]) + "\n"
+
+
+# -- the JSON result ------------------------------------------------------------------------
+
+
+def _rounded(value: float | None, digits: int = 6) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _metrics_json(s: Summary) -> dict[str, Any]:
+    return {
+        "n_samples": s.n_samples,
+        "n_cases": s.n_cases,
+        "validity_rate": _rounded(s.validity_rate),
+        "truncation_rate": _rounded(s.truncation_rate),
+        "mean_valid_mass": _rounded(s.mean_valid_mass),
+        "min_valid_mass": _rounded(s.min_valid_mass),
+        "n_steps": s.n_steps,
+        "n_overruled": s.n_overruled,
+        "n_forced": s.n_forced,
+        "fields_ok": s.fields_ok,
+        "fields_checked": s.fields_checked,
+        "field_accuracy": _rounded(s.field_accuracy),
+        "n_tokens": s.n_tokens,
+        "tokens_per_s": _rounded(s.tokens_per_s, 3),
+        "latency_ms_p50": _rounded(s.latency_ms_p50, 3),
+        "latency_ms_p95": _rounded(s.latency_ms_p95, 3),
+        "n_runaway": s.n_runaway,
+        "n_errors": s.n_errors,
+        "n_cancelled": s.n_cancelled,
+        "wall_s": _rounded(s.wall_s, 3),
+    }
+
+
+def _check_json(c: Check) -> dict[str, Any]:
+    return {
+        "key": c.key,
+        "metric": c.metric,
+        "limit": c.limit,
+        "measured": _rounded(c.measured),
+        "passed": c.passed,
+        "text": c.text,
+    }
+
+
+def _case_json(c: CaseSummary) -> dict[str, Any]:
+    worst = c.worst
+    return {
+        "id": c.case_id,
+        "n_samples": len(c.samples),
+        "n_valid": c.n_valid,
+        "validity_rate": _rounded(c.validity_rate),
+        "fields_ok": c.fields_ok,
+        "fields_checked": c.fields_checked,
+        "passed": c.passed,
+        "failing_samples": [s.index for s in c.failing],
+        "worst_sample": worst.index if worst is not None else None,
+    }
+
+
+def sample_to_json(s: Sample) -> dict[str, Any]:
+    r, run = s.result, s.runaway
+    return {
+        "case": s.case_id,
+        "index": s.index,
+        "seed": s.seed,
+        "text": r.text,
+        "json": r.parsed,
+        "valid": s.valid,
+        "truncated": s.truncated,
+        "finish_reason": r.finish_reason.value,
+        "parse_error": r.parse_error,
+        "errors": [{"path": e.path, "message": e.message} for e in r.errors],
+        "message": r.message,
+        "fields": [{"path": f.path, "ok": f.ok, "why": f.why} for f in s.fields],
+        "failures": list(s.failures),
+        "metrics": {
+            "n_tokens": s.n_tokens,
+            "tokens_per_s": _rounded(s.tokens_per_s, 3),
+            "latency_ms": _rounded(s.latency_ms, 3),
+            "mean_valid_mass": _rounded(s.mean_valid_mass),
+            "min_valid_mass": _rounded(s.min_valid_mass),
+            "n_overruled": s.n_overruled,
+            "n_forced": s.n_forced,
+            "whitespace_steps": run.whitespace_steps,
+            "longest_whitespace_run": run.longest_whitespace_run,
+            "longest_repeat": run.longest_repeat,
+            "repeated_piece": run.repeated_piece,
+            "runaway": run.runaway,
+            "runaway_reason": run.reason,
+        },
+    }
+
+
+def summary_to_json(summary: Summary, verdict: Verdict, suite_name: str = "") -> dict[str, Any]:
+    """The result `--json` writes; its keys are listed in this module's docstring."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "suite": suite_name,
+        "passed": verdict.passed,
+        "exit_code": exit_code(verdict),
+        "metrics": _metrics_json(summary),
+        "thresholds": [_check_json(c) for c in verdict.checks],
+        "problems": list(verdict.problems),
+        "cases": [_case_json(c) for c in summary.cases],
+        "samples": [sample_to_json(s) for s in summary.samples],
+    }
