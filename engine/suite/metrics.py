@@ -302,6 +302,7 @@ class Summary:
     n_errors: int  # samples the engine failed on: a harness error, not a model failure
     n_cancelled: int
     wall_s: float | None  # the batch's wall time, when the caller measured it
+    n_planned: int | None = None  # samples the run set out to make, when the caller says
 
     @property
     def n_samples(self) -> int:
@@ -323,10 +324,13 @@ def _generation_s(result: RunResult) -> float:
     return max(0.0, result.total_ms - result.setup_ms - result.prompt_ms) / 1000.0
 
 
-def summarise(samples: Iterable[Sample], *, wall_s: float | None = None) -> Summary:
+def summarise(
+    samples: Iterable[Sample], *, wall_s: float | None = None, n_planned: int | None = None
+) -> Summary:
     """The summary over `samples`. Tokens/s is every token over `wall_s` when the caller gives
     the batch's wall time (parallel sequences overlap, so their own times would add up to too
-    much), else over the sum of each sample's decoding time."""
+    much), else over the sum of each sample's decoding time. `n_planned`, the number of samples
+    the run set out to make, lets the verdict see a run stopped between two samples."""
     samples = tuple(samples)
     n = len(samples)
     masses = [r.valid_mass for s in samples for r in s.records]
@@ -358,6 +362,7 @@ def summarise(samples: Iterable[Sample], *, wall_s: float | None = None) -> Summ
         n_errors=reasons.count(FinishReason.ERROR),
         n_cancelled=reasons.count(FinishReason.CANCELLED),
         wall_s=wall_s,
+        n_planned=n_planned,
     )
 
 
@@ -445,8 +450,10 @@ def _problems(summary: Summary, checks: Sequence[Check]) -> tuple[str, ...]:
             f"the engine failed on {summary.n_errors} of {summary.n_samples} samples "
             f"(case {first.case_id}, sample {first.index}: {first.result.message or 'no message'})"
         )
-    if summary.n_cancelled:
-        found.append(f"cancelled: {summary.n_cancelled} of {summary.n_samples} samples unfinished")
+    planned = max(summary.n_planned or 0, summary.n_samples)
+    unfinished = summary.n_cancelled + planned - summary.n_samples
+    if unfinished:
+        found.append(f"cancelled: {unfinished} of {planned} samples unfinished")
     found.extend(c.text for c in checks if c.measured is None)
     return tuple(found)
 

@@ -16,7 +16,7 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
 - "metrics": n_samples, n_cases, validity_rate, truncation_rate, mean_valid_mass,
   min_valid_mass, n_steps, n_overruled, n_forced, fields_ok, fields_checked, field_accuracy,
   n_tokens, tokens_per_s, latency_ms_p50, latency_ms_p95, n_runaway, n_errors, n_cancelled,
-  wall_s (a rate is null when there is nothing to divide by);
+  wall_s, n_planned (a rate is null when there is nothing to divide by);
 - "thresholds": one {"key", "metric", "limit", "measured", "passed", "text"} per threshold set;
 - "problems": why the run is no test result (exit 2), in words;
 - "cases": one {"id", "n_samples", "n_valid", "validity_rate", "fields_ok", "fields_checked",
@@ -174,6 +174,7 @@ def _metrics_json(s: Summary) -> dict[str, Any]:
         "n_errors": s.n_errors,
         "n_cancelled": s.n_cancelled,
         "wall_s": _rounded(s.wall_s, 3),
+        "n_planned": s.n_planned,
     }
 
 

@@ -199,6 +199,9 @@ def test_a_threshold_with_nothing_to_measure_or_an_engine_failure_is_a_problem_n
     failed = evaluate(summarise([_sample(result=broken, records=())]), Thresholds())
     assert "llama_decode returned -1" in failed.problems[0]
     assert evaluate(summarise([]), Thresholds()).problems == ("no sample was run",)
+    stopped = evaluate(summarise([_sample()], n_planned=4), Thresholds(min_validity=0.5))
+    assert stopped.problems == ("cancelled: 3 of 4 samples unfinished",)
+    assert evaluate(summarise([_sample()], n_planned=1), Thresholds()).passed
 
 
 def test_per_case_breakdown_names_the_worst_sample():
