@@ -1,0 +1,132 @@
+"""`maskscope test SUITE`: every case of a suite × N samples on the real model, the metrics a
+team gates on, and exit codes for CI (engine/suite/summary.py: 0 passed, 1 a threshold
+failed, 2 bad input or a harness error, a cancel included)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.model.options import add_model_arguments, model_settings
+from engine.runs.saved import write_atomically
+
+if TYPE_CHECKING:  # the runner loads llama.cpp: building the command line must not
+    from engine.suite.run import Progress
+
+_BAR = 24
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "test",
+        help="run a suite's cases on the model and check its thresholds (exit 0/1/2 for CI)",
+        description="Run every case of a suite (docs/suite-format.md) N times on the real "
+        "model under the suite's grammar, and report validity, truncation, valid mass, "
+        "forced and overruled steps, field accuracy, speed and latency against the suite's "
+        "thresholds. Exit 0: every threshold holds; 1: one failed; 2: bad input, a harness "
+        "error or a cancel (Ctrl+C), never a test failure.",
+    )
+    p.add_argument("suite", metavar="SUITE", help="a suite file (.suite.json)")
+    p.add_argument("--samples", type=_positive, help="samples per case (default: the suite's)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    p.add_argument("--no-cache", action="store_true", help="decode every sample again")
+    add_model_arguments(p)
+    p.set_defaults(func=cmd_test)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return value
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    from engine.llama_build.verdict import ensure_build_runs
+    from engine.model.llama import Model
+    from engine.suite.cache import RunCache
+    from engine.suite.load import load_suite
+    from engine.suite.metrics import evaluate, summarise
+    from engine.suite.run import run_suite
+    from engine.suite.summary import EXIT_ERROR, exit_code, summary_text, summary_to_json
+
+    suite = load_suite(args.suite)
+    ensure_build_runs(Path(args.model).expanduser() if args.model else None)
+    model = Model.load(model_settings(args))
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # Ctrl+C: cancel, keep
+    try:
+        done = run_suite(
+            model,
+            suite,
+            samples=args.samples,
+            cache=None if args.no_cache else RunCache(),
+            should_stop=stop.is_set,
+            on_progress=_progress_printer(),
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        print(file=sys.stderr)
+    summary = summarise(done.samples, wall_s=done.wall_s)
+    verdict = evaluate(summary, suite.thresholds)
+    code = exit_code(verdict)
+    if done.cancelled:
+        code = EXIT_ERROR
+        print(
+            f"maskscope test: cancelled after {len(done.samples)} sample(s); the finished "
+            "ones are cached, so running it again goes on from there",
+            file=sys.stderr,
+        )
+    if args.junit:
+        from engine.suite.junit import junit_xml
+
+        _write(args.junit, junit_xml(summary, verdict, suite.name))
+    if args.json:
+        import json
+
+        result = summary_to_json(summary, verdict, suite.name)
+        result["exit_code"] = code
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        print(summary_text(summary, verdict, suite.name))
+    return code
+
+
+def _write(path: str, text: str) -> None:
+    from engine.errors import MaskscopeError
+
+    try:
+        write_atomically(Path(path).expanduser(), text)
+    except OSError as exc:
+        raise MaskscopeError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _progress_printer() -> Callable[[Progress], None]:
+    tty = sys.stderr.isatty()
+
+    def show(p: Progress) -> None:
+        filled = round(_BAR * p.done / p.total) if p.total else _BAR
+        eta = f" · ETA {_duration(p.eta_s)}" if p.eta_s is not None and p.done < p.total else ""
+        cached = f" · {p.cached} cached" if p.cached else ""
+        verdict = "valid" if p.sample.valid else "invalid"
+        line = (
+            f"[{'#' * filled}{'.' * (_BAR - filled)}] {p.done}/{p.total} samples{cached}{eta}"
+            f" · {p.sample.case_id} #{p.sample.index + 1}: {verdict}"
+        )
+        print(f"\r{line}\033[K" if tty else line, end="" if tty else "\n", file=sys.stderr)
+
+    return show
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
