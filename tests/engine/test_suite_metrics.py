@@ -96,6 +96,8 @@ def test_percentiles_are_nearest_rank_on_known_latencies():
     assert nearest_rank(latencies, 50) == 10.0
     assert nearest_rank(latencies, 95) == 19.0
     assert nearest_rank([5.0, 1.0, 3.0], 50) == 3.0
+    assert nearest_rank([1.0, 2.0, 3.0, 4.0, 5.0], 50) == 3.0  # rank ceil(2.5) = 3
+    assert nearest_rank([float(v) for v in range(1, 31)], 95) == 29.0  # rank ceil(28.5)
     assert nearest_rank([], 95) is None
     summary = summarise(_sample(index=i, latency_ms=v) for i, v in enumerate(reversed(latencies)))
     assert (summary.latency_ms_p50, summary.latency_ms_p95) == (10.0, 19.0)
@@ -119,11 +121,11 @@ def test_field_accuracy_counts_every_field_and_fails_fields_of_an_output_that_is
 
 def test_forced_and_overruled_steps_are_counted_per_sample_and_over_the_batch():
     records = (*_records(["{"], forced=True), *_records(["a", "b"], overruled=True),
-               *_records(["c"]))  # fmt: skip
+               *_records(["c", "d"]))  # fmt: skip
     sample = _sample(records=records)
     assert (sample.n_forced, sample.n_overruled) == (1, 2)
     summary = summarise([sample, _sample(index=1, records=records)])
-    assert (summary.n_forced, summary.n_overruled, summary.n_steps) == (2, 4, 8)
+    assert (summary.n_forced, summary.n_overruled, summary.n_steps) == (2, 4, 10)
 
 
 def test_valid_mass_mean_and_minimum_are_over_every_step():
