@@ -31,7 +31,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "thresholds. Exit 0: every threshold holds; 1: one failed; 2: bad input, a harness "
         "error or a cancel (Ctrl+C), never a test failure.",
     )
-    p.add_argument("suite", metavar="SUITE", help="a suite file (.suite.json)")
+    p.add_argument("suite", metavar="SUITE", nargs="?", help="a suite file (.suite.json)")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A.json", "B.json"),
+        help="compare two --json results instead (schema v1 against v2, one compiler against "
+        "another): per case what changed, regressions first; exit 1 on a regression",
+    )
     p.add_argument("--samples", type=_positive, help="samples per case (default: the suite's)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
@@ -50,7 +57,35 @@ def _positive(text: str) -> int:
     return value
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from engine.suite.compare import compare_results, comparison_text, load_result
+
+    first, second = args.compare
+    comparison = compare_results(load_result(first), load_result(second), (first, second))
+    if args.json:
+        import dataclasses
+        import json
+
+        data = dataclasses.asdict(comparison) | {"regressed": comparison.regressed}
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+    else:
+        print(comparison_text(comparison))
+    return 1 if comparison.regressed else 0
+
+
 def cmd_test(args: argparse.Namespace) -> int:
+    from engine.errors import SuiteError
+
+    if args.compare:
+        if args.suite:
+            raise SuiteError("give a SUITE to run, or --compare A.json B.json, not both")
+        return cmd_compare(args)
+    if not args.suite:
+        raise SuiteError("give a SUITE file to run (or --compare A.json B.json)")
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from engine.llama_build.verdict import ensure_build_runs
     from engine.model.llama import Model
     from engine.suite.cache import RunCache
@@ -76,7 +111,9 @@ def cmd_test(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, previous)
         print(file=sys.stderr)
-    summary = summarise(done.samples, wall_s=done.wall_s)
+    # Samples decoded one after another: tokens/s is over their own decoding times (a wall
+    # time would also count the cached ones, read back in no time).
+    summary = summarise(done.samples, n_planned=done.planned)
     verdict = evaluate(summary, suite.thresholds)
     code = exit_code(verdict)
     if done.cancelled:
@@ -97,7 +134,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         result["exit_code"] = code
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
-        print(summary_text(summary, verdict, suite.name))
+        print(summary_text(summary, verdict, suite.name), end="")
     return code
 
 

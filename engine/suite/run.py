@@ -53,6 +53,7 @@ class SuiteRun:
     cancelled: bool
     cached: int
     wall_s: float
+    planned: int  # samples the run was to make
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,4 +136,5 @@ def run_suite(
     cancelled = len(done) < len(planned) or any(
         s.result.finish_reason is FinishReason.CANCELLED for s in done
     )
-    return SuiteRun(tuple(done), tuple(runs), cancelled, cached, time.perf_counter() - start)
+    wall_s = time.perf_counter() - start
+    return SuiteRun(tuple(done), tuple(runs), cancelled, cached, wall_s, len(planned))
