@@ -68,7 +68,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.instances and len(args.files) != 1:
         raise MaskscopeError("--instances goes with one bare schema file")
     saved, inputs = _split_saved(args.files) if args.summary else ([], args.files)
-    cases = [case for path in inputs for case in load_cases(path, args.instances)]
+    cases = [case for path in inputs for case in _cases(path, args.instances)]
     pairs = _pairs(args)
     results = _results(args, cases, pairs) if cases else iter(())
     if args.summary:
@@ -103,6 +103,23 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     if not pairs:
         raise MaskscopeError("the llguidance compiler runs on the llguidance backend only")
     return pairs
+
+
+def _cases(path: str, instances: str | None) -> list[Case]:
+    """A file's cases; a suite (.suite.json) gives its schema with its known instances."""
+    if not path.endswith(".suite.json"):
+        return load_cases(path, instances)
+    from engine.suite.instances import check_case
+    from engine.suite.load import load_suite
+
+    case, unparsed = check_case(load_suite(path))
+    if unparsed:
+        print(
+            f"maskscope check: {path}: {len(unparsed)} instance(s) given as text that is not "
+            "JSON are left out (check writes each instance from its JSON value)",
+            file=sys.stderr,
+        )
+    return [case]
 
 
 def _results(

@@ -81,3 +81,21 @@ def test_human_lines_for_gaps_and_crashes():
     ]
     crash = SchemaResult("s.json", "g", "llamacpp", "llamacpp", False, "crashed: killed by SIGSEGV")
     assert _human(crash) == "CRASH s.json: g [llamacpp on llamacpp]: crashed: killed by SIGSEGV"
+
+
+@pytest.mark.slow
+def test_a_suites_known_instances_are_checked_against_its_grammar(capsys, tmp_path):
+    suite = {
+        "format": "maskscope-suite", "version": 1, "name": "s", "prompt": "{{x}}",
+        "schema": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}},
+                   "required": ["n"], "additionalProperties": False},
+        "cases": [{"id": "a", "vars": {"x": "1"}}],
+        "instances": [{"data": {"n": 3}, "valid": True}, {"data": {"n": 30}, "valid": False},
+                      {"data": {"n": "3"}, "valid": False}, {"text": '{"n": ', "valid": False}],
+    }  # fmt: skip
+    path = tmp_path / "s.suite.json"
+    path.write_text(json.dumps(suite), encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "1/1 valid accepted, 2/2 invalid rejected" in captured.out
+    assert "1 instance(s) given as text that is not JSON are left out" in captured.err
