@@ -70,7 +70,7 @@ def test_bundled_suite_loads_with_cases_instances_and_small_settings(name: str) 
     assert len(suite.cases) >= 3
     assert all(case.expected for case in suite.cases)
     assert {i.valid for i in suite.instances} == {True, False}
-    assert suite.settings().max_tokens <= 160 and suite.samples <= 2
+    assert suite.settings().max_tokens <= 256 and suite.samples <= 2
     assert suite_warnings(suite) == []
     for case in suite.cases:
         assert "{{" not in render_prompt(suite.prompt, case.vars)
@@ -95,6 +95,18 @@ def test_invoice_suite_checks_totals_within_a_tolerance() -> None:
     totals = [e for case in suite.cases for e in case.expected if e.path == "$.total"]
     assert len(totals) == len(suite.cases)
     assert all(e.kind == "tolerance" and e.tolerance for e in totals)
+
+
+def test_the_documented_example_loads_with_its_csv_cases(tmp_path: Path) -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "suite-format.md").read_text(encoding="utf-8")
+    example = doc.split("```json\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "more-invoices.csv").write_text(
+        doc.split("```csv\n", 1)[1].split("```", 1)[0], encoding="utf-8"
+    )
+    suite = load_suite(str(write_suite(tmp_path, example)))
+    assert [case.id for case in suite.cases] == ["usd", "none", "usd-2", "none-2"]
+    assert suite.cases[3].expected == (Expectation("$.currency", "equals", "UNKNOWN"),)
+    assert suite.thresholds.max_p95_latency_ms == 15000
 
 
 # -- files beside the suite -----------------------------------------------------------------
