@@ -1,0 +1,75 @@
+"""`maskscope export SUITE --out DIR`: run the suite (cached samples read back) and write the
+bundle a team ships: schema, tested grammar, suite, reports, README, snippets, hashes
+(engine/suite/bundle.py). Its exit code is the test's: 0 passed, 1 a threshold failed (the
+bundle is still written, and its README says FAILED), 2 bad input, a harness error or a
+cancel (no bundle is written)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from engine.model.options import add_model_arguments, model_settings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "export",
+        help="test a suite and write its bundle for production (schema, grammar, snippets)",
+        description="Run a suite like `maskscope test` (samples already in the cache are "
+        "read back, not decoded again) and write DIR/: schema.json, the tested grammar, the "
+        "suite, report.json and report.html, README.md, snippets (llama-cpp-python, "
+        "llama-server, OpenAI response_format), promptfooconfig.yaml and hashes.json. Exit "
+        "0: every threshold holds; 1: one failed (the bundle says so); 2: bad input, a "
+        "harness error or a cancel (nothing written).",
+    )
+    p.add_argument("suite", metavar="SUITE", help="a suite file (.suite.json)")
+    p.add_argument("--out", metavar="DIR", required=True, help="the bundle's folder")
+    p.add_argument("--no-cache", action="store_true", help="decode every sample again")
+    add_model_arguments(p)
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from engine.cli.suite import _progress_printer
+    from engine.llama_build.verdict import ensure_build_runs
+    from engine.model.llama import Model
+    from engine.suite.bundle import export_suite
+    from engine.suite.cache import RunCache
+    from engine.suite.load import load_suite
+    from engine.suite.summary import EXIT_ERROR
+
+    suite = load_suite(args.suite)
+    out = Path(args.out).expanduser()
+    ensure_build_runs(Path(args.model).expanduser() if args.model else None)
+    model = Model.load(model_settings(args))
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # Ctrl+C: cancel, keep
+    try:
+        done = export_suite(
+            model,
+            suite,
+            out,
+            cache=None if args.no_cache else RunCache(),
+            should_stop=stop.is_set,
+            on_progress=_progress_printer(),
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        print(file=sys.stderr)
+    if done.tested is None:
+        print(
+            f"maskscope export: cancelled after {len(done.run.samples)} sample(s); no bundle "
+            "written (the finished samples are cached)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    code = done.tested.exit_code
+    word = {0: "passed", 1: "FAILED", 2: "no result"}[code]
+    print(f"maskscope export: {suite.name}: {word} (exit {code}); wrote {len(done.hashes)} files")
+    for path, sha in done.hashes.items():
+        print(f"  {sha[:16]}  {out / path}")
+    return code

@@ -1,0 +1,249 @@
+"""`maskscope export SUITE --out DIR`: the tested schema for production, as a folder.
+
+The export runs the suite itself (through the run cache, so a suite that `maskscope test`
+has just run is read back, not decoded again) rather than reading a result file: a result
+file holds neither the grammar nor the model's hash, so it could not prove that the bundle
+is what was tested. The bundle holds:
+
+- schema.json: the suite's schema text, byte for byte; grammar.gbnf: the compiled grammar
+  that was tested (grammar.llguidance.json for the llguidance compiler, which makes no GBNF);
+- suite.json: the suite, self-contained (its cases inline, its schema read from schema.json);
+- report.json (`maskscope test --json`'s result) and report.html (self-contained, no script);
+- README.md: what was tested, on which model, with what results, and each file's use;
+- snippets/: llama-cpp-python, llama-server `grammar` and `json_schema` requests, an
+  OpenAI-compatible `response_format` request; promptfooconfig.yaml;
+- hashes.json: the sha256 of every other file, and of the tested schema, grammar and model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.decode.loop import build_prompt
+from engine.errors import GrammarError, MaskscopeError
+from engine.grammar.compile import CompiledSchema, compile_schema
+from engine.grammar.llamacpp_coverage import unenforced_keywords
+from engine.grammar.report import Unenforced
+from engine.model.llama import Model
+from engine.runs.provenance import Provenance, provenance_of
+from engine.runs.saved import write_atomically
+from engine.suite import snippets
+from engine.suite.bundle_readme import bundle_readme
+from engine.suite.bundle_report import bundle_report
+from engine.suite.cache import RunCache
+from engine.suite.format import Suite
+from engine.suite.load import suite_to_json
+from engine.suite.metrics import Summary, Verdict, evaluate, summarise
+from engine.suite.promptfoo import promptfoo_config, yaml_text
+from engine.suite.run import Progress, SuiteRun, run_suite
+from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
+from engine.suite.template import render_prompt
+
+HASHES = "hashes.json"
+SUITE_FILE = "suite.json"
+LLGUIDANCE_GRAMMAR = "grammar.llguidance.json"
+FORMAT = "maskscope-bundle"
+VERSION = 1
+
+
+class BundleError(MaskscopeError):
+    kind = "export"
+
+
+@dataclass(frozen=True, slots=True)
+class ConverterGap:
+    """Where llama-server's own JSON-Schema converter (`json_schema`, `response_format`)
+    departs from the tested grammar, for this schema."""
+
+    same_grammar: bool  # the converter's grammar is the tested one, character for character
+    skipped: tuple[Unenforced, ...]  # keywords the converter does not enforce
+    refused: str = ""  # why the converter cannot make a grammar of the schema at all
+
+
+@dataclass(frozen=True, slots=True)
+class Tested:
+    """Everything the bundle states about one tested suite."""
+
+    suite: Suite
+    compiled: CompiledSchema
+    summary: Summary
+    verdict: Verdict
+    provenance: Provenance
+    model_prompt: str  # the first case's prompt as the model read it (chat template applied)
+    user_prompt: str  # the same before any chat template
+    converter: ConverterGap
+    exit_code: int
+
+    @property
+    def grammar_file(self) -> str:
+        return snippets.GRAMMAR_FILE if self.compiled.gbnf else LLGUIDANCE_GRAMMAR
+
+    @property
+    def grammar_text(self) -> str:
+        return self.compiled.gbnf or self.compiled.llguidance_grammar or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    run: SuiteRun
+    tested: Tested | None  # None when the run was cancelled and no bundle was written
+    hashes: dict[str, str]  # bundle path -> sha256
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def converter_gap(compiled: CompiledSchema) -> ConverterGap:
+    """How llama-server's converter (llama.cpp's json-schema-to-grammar, which the
+    `llamacpp` compiler runs) compares with the grammar that was tested."""
+    skipped = tuple(unenforced_keywords(compiled.schema))
+    if compiled.compiler == "llamacpp":
+        return ConverterGap(True, skipped)
+    try:
+        theirs = compile_schema(compiled.text, "llamacpp")
+    except GrammarError as exc:
+        return ConverterGap(False, skipped, refused=exc.message)
+    return ConverterGap(theirs.gbnf == compiled.gbnf, skipped)
+
+
+def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
+    """What the bundle says of `run`, the suite's finished run on `model`."""
+    settings = suite.settings()
+    compiled = compile_schema(suite.schema_text, settings.compiler)
+    # As `maskscope test` sums it: tokens/s over decoding times, the planned samples counted.
+    summary = summarise(run.samples, n_planned=run.planned)
+    verdict = evaluate(summary, suite.thresholds)
+    if not suite.cases:
+        raise BundleError("the suite has no cases: there is nothing to export as tested")
+    user_prompt = render_prompt(suite.prompt, suite.cases[0].vars)
+    return Tested(
+        suite=suite,
+        compiled=compiled,
+        summary=summary,
+        verdict=verdict,
+        provenance=provenance_of(model.info.path, settings, model.n_vocab),
+        model_prompt=build_prompt(model, user_prompt, settings),
+        user_prompt=user_prompt,
+        converter=converter_gap(compiled),
+        exit_code=EXIT_ERROR if run.cancelled else exit_code(verdict),
+    )
+
+
+def export_suite(
+    model: Model,
+    suite: Suite,
+    out: Path,
+    *,
+    cache: RunCache | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> Exported:
+    """Run the suite (cached samples read back) and write its bundle to `out`. A cancelled
+    run writes nothing: a bundle is a statement about a finished test."""
+    run = run_suite(model, suite, cache=cache, should_stop=should_stop, on_progress=on_progress)
+    if run.cancelled:
+        return Exported(run, None, {})
+    tested = tested_of(model, suite, run)
+    return Exported(run, tested, write_bundle(out, tested))
+
+
+def bundle_files(tested: Tested) -> dict[str, str]:
+    """Every file of the bundle but README.md and hashes.json, path -> text."""
+    suite, settings = tested.suite, tested.suite.settings()
+    schema = tested.compiled.schema
+    model = tested.provenance.model_file
+    files = {
+        snippets.SCHEMA_FILE: suite.schema_text,
+        tested.grammar_file: tested.grammar_text,
+        SUITE_FILE: snippets.json_text(suite_to_json(self_contained(suite))),
+        "report.json": snippets.json_text(report_json(tested)),
+    }
+    if tested.compiled.gbnf:
+        files["snippets/llama_cpp_python.py"] = snippets.llama_cpp_python(
+            tested.model_prompt, settings
+        )
+        request = snippets.server_grammar_request(
+            tested.model_prompt, tested.compiled.gbnf, settings
+        )
+        files["snippets/llama_server_grammar.json"] = snippets.json_text(request)
+        files["snippets/llama_server_grammar.sh"] = snippets.curl_script(
+            "llama_server_grammar.json"
+        )
+    request = snippets.server_schema_request(tested.model_prompt, schema, settings)
+    files["snippets/llama_server_json_schema.json"] = snippets.json_text(request)
+    files["snippets/llama_server_json_schema.sh"] = snippets.curl_script(
+        "llama_server_json_schema.json"
+    )
+    openai = snippets.openai_request(tested.user_prompt, schema, suite.name, settings, model)
+    files["snippets/openai_response_format.json"] = snippets.json_text(openai)
+    header = (
+        f"promptfoo config for the suite {suite.name!r}, exported by Maskscope.\n"
+        "Run: npx promptfoo@latest eval (with an OpenAI-compatible server at apiBaseUrl)."
+    )
+    files["promptfooconfig.yaml"] = yaml_text(promptfoo_config(suite, model), header)
+    files["report.html"] = bundle_report(tested, _hashes(files))
+    return files
+
+
+def self_contained(suite: Suite) -> Suite:
+    """The suite as the bundle ships it: its schema read from schema.json beside it (the
+    same bytes), its cases inline rather than in a cases file."""
+    cases = tuple(dataclasses.replace(case, line=None) for case in suite.cases)
+    return dataclasses.replace(
+        suite, schema_file=snippets.SCHEMA_FILE, cases_file=None, cases=cases, path=None
+    )
+
+
+def report_json(tested: Tested) -> dict:
+    result = summary_to_json(tested.summary, tested.verdict, tested.suite.name)
+    result["exit_code"] = tested.exit_code
+    return result
+
+
+def tested_hashes(tested: Tested) -> dict[str, str]:
+    """The sha256 of what was tested, whatever file names it ships under."""
+    return {
+        "schema_sha256": sha256_text(tested.suite.schema_text),
+        "grammar_sha256": sha256_text(tested.grammar_text),
+        "model_sha256": tested.provenance.model_sha256,
+    }
+
+
+def _hashes(files: dict[str, str]) -> dict[str, str]:
+    return {path: sha256_text(text) for path, text in sorted(files.items())}
+
+
+def write_bundle(out: Path, tested: Tested) -> dict[str, str]:
+    """Write the bundle into `out` (created if missing) and return each file's sha256."""
+    files = bundle_files(tested)
+    files["README.md"] = bundle_readme(tested, _hashes(files))
+    hashes = _hashes(files)
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "suite": tested.suite.name,
+        "compiler": tested.compiled.compiler,
+        "backend": tested.suite.backend,
+        "model_file": tested.provenance.model_file,
+        "grammar_file": tested.grammar_file,
+        "tested": tested_hashes(tested),
+        "files": hashes,
+    }
+    files[HASHES] = json.dumps(manifest, indent=2) + "\n"
+    for path, text in files.items():
+        _write(out / path, text)
+    return {**hashes, HASHES: sha256_text(files[HASHES])}
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
+    except OSError as exc:
+        raise BundleError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,232 @@
+"""The bundle's README.md: what was tested, on which model, with what results, and what each
+file is for.
+
+User text (names, descriptions, case ids, messages) goes in two ways only: inline, with
+every character Markdown or HTML would read as markup escaped (a renderer passes raw HTML
+through, so `<script>` must arrive as `&lt;script&gt;`); or in a fenced block whose fence is
+longer than any run of backticks inside, where nothing is markup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from engine.suite.bundle_report import converter_sentence
+from engine.suite.metrics import Check
+
+if TYPE_CHECKING:
+    from engine.suite.bundle import Tested
+
+# The punctuation Markdown (CommonMark, GitHub's tables, math and autolinks) may read as
+# markup; & < > are written as entities instead.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~\"$:])")
+_OUTCOME = {0: "PASSED", 1: "FAILED", 2: "NO RESULT (a harness error or bad input)"}
+
+
+def md(text: object) -> str:
+    """`text` as inline Markdown that renders as itself, on one line."""
+    plain = " ".join(str(text).split())
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", plain)
+
+
+def fenced(text: str, lang: str = "") -> str:
+    """`text` in a fenced block that no backtick run inside can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{text.rstrip(chr(10))}\n{fence}"
+
+
+def _cell(text: object) -> str:
+    return md(text) or " "
+
+
+def bundle_readme(tested: Tested, hashes: dict[str, str]) -> str:
+    parts = [
+        _head(tested),
+        _results(tested),
+        _cases(tested),
+        _model(tested),
+        _files(tested, hashes),
+        _converter(tested),
+        _use(tested),
+    ]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def _head(tested: Tested) -> str:
+    s = tested.suite
+    lines = [
+        f"# Tested schema: {md(s.name)}",
+        "",
+        f"**{_OUTCOME[tested.exit_code]}** (`maskscope test` exit code {tested.exit_code}): "
+        f"{tested.summary.n_cases} case(s) × {s.samples} sample(s) on the model below, under "
+        f"the grammar in `{tested.grammar_file}` (compiler `{tested.compiled.compiler}`, mask "
+        f"backend `{s.backend}`).",
+    ]
+    if s.description:
+        lines += ["", md(s.description)]
+    lines += [
+        "",
+        "Everything here is byte for byte what was tested: `hashes.json` holds the sha256 of "
+        "each file, of the tested schema and grammar, and of the model file.",
+    ]
+    return "\n".join(lines)
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _results(tested: Tested) -> str:
+    s = tested.summary
+    rows = [
+        ("validity rate", _rate(s.validity_rate)),
+        ("truncation rate (cut at max_tokens)", _rate(s.truncation_rate)),
+        ("valid mass, mean / min", f"{_rate(s.mean_valid_mass)} / {_rate(s.min_valid_mass)}"),
+        ("overruled / forced steps", f"{s.n_overruled} / {s.n_forced} of {s.n_steps}"),
+        ("field accuracy", f"{_rate(s.field_accuracy)} ({s.fields_ok}/{s.fields_checked})"),
+        (
+            "latency per object, p50 / p95 (ms)",
+            f"{_ms(s.latency_ms_p50)} / {_ms(s.latency_ms_p95)}",
+        ),
+        ("runaway samples", str(s.n_runaway)),
+    ]
+    lines = ["## Results", "", "| metric | measured |", "|---|---|"]
+    lines += [f"| {a} | {b} |" for a, b in rows]
+    lines += ["", "### Thresholds (exit 0 when all hold, 1 when one fails, 2 for no result)", ""]
+    if tested.verdict.checks:
+        lines += [f"- {_check(c)}" for c in tested.verdict.checks]
+    else:
+        lines.append("The suite sets no thresholds.")
+    lines += [f"- problem: {md(p)}" for p in tested.verdict.problems]
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0f}"
+
+
+def _check(c: Check) -> str:
+    return f"{'met' if c.passed else 'MISSED'}: {md(c.text)}"
+
+
+def _cases(tested: Tested) -> str:
+    lines = ["## Cases", "", "| case | valid | fields | first failure |", "|---|---|---|---|"]
+    for c in tested.summary.cases:
+        fields = f"{c.fields_ok}/{c.fields_checked}" if c.fields_checked else "-"
+        failure = c.failing[0].failures[0] if c.failing else "passed"
+        lines.append(
+            f"| {_cell(c.case_id)} | {c.n_valid}/{len(c.samples)} | {fields} | {_cell(failure)} |"
+        )
+    return "\n".join(lines)
+
+
+def _model(tested: Tested) -> str:
+    p = tested.provenance
+    rows = [
+        ("model file", md(p.model_file)),
+        ("model size", f"{p.model_bytes:,} bytes"),
+        ("model sha256", f"`{p.model_sha256}`"),
+        ("llama-cpp-python", md(p.llama_cpp_python)),
+        ("llama.cpp build", md(p.llama_cpp_build or "not recorded")),
+        ("Maskscope", md(p.maskscope)),
+        ("settings", md(", ".join(f"{k}={v}" for k, v in p.settings.items()))),
+        ("tested at", md(p.made_at)),
+    ]
+    lines = ["## Model and versions", "", "| | |", "|---|---|"]
+    lines += [f"| {a} | {b} |" for a, b in rows]
+    return "\n".join(lines)
+
+
+_USES = {
+    "schema.json": "the JSON Schema, exactly the text that was compiled and tested",
+    "grammar.gbnf": "the GBNF grammar that was tested; llama.cpp's `grammar` takes it as is",
+    "grammar.llguidance.json": "llguidance's own grammar (its JSON form, not GBNF): the "
+    "llguidance compiler makes no GBNF, so only an llguidance-enabled engine runs it",
+    "suite.json": "the suite, self-contained: `maskscope test suite.json` runs it again",
+    "report.json": "the result of `maskscope test --json`: every metric and sample",
+    "report.html": "the same result as a page (no script, opens offline)",
+    "README.md": "this file",
+    "snippets/llama_cpp_python.py": "`python snippets/llama_cpp_python.py MODEL.gguf`: one "
+    "object under grammar.gbnf with llama-cpp-python",
+    "snippets/llama_server_grammar.json": "llama-server `/completion` request with the tested "
+    "grammar in `grammar`",
+    "snippets/llama_server_grammar.sh": "posts it: `sh snippets/llama_server_grammar.sh [URL]`",
+    "snippets/llama_server_json_schema.json": "llama-server `/completion` request with "
+    "`json_schema` (the server converts the schema itself; see below)",
+    "snippets/llama_server_json_schema.sh": "posts it",
+    "snippets/openai_response_format.json": "an OpenAI-compatible `/v1/chat/completions` "
+    'request with `response_format` `{"type": "json_schema", ..., "strict": true}`',
+    "promptfooconfig.yaml": "the cases as promptfoo `vars` with `is-json` against "
+    "`file://schema.json`: `npx promptfoo@latest eval`",
+}
+
+
+def _files(tested: Tested, hashes: dict[str, str]) -> str:
+    lines = ["## Files", "", "| file | use | sha256 |", "|---|---|---|"]
+    for path in [*hashes, "README.md", "hashes.json"]:
+        use = _USES.get(path, "the sha256 of every other file and of what was tested")
+        sha = f"`{hashes[path][:16]}…`" if path in hashes else "(in hashes.json)"
+        lines.append(f"| `{path}` | {use} | {sha} |")
+    return "\n".join(lines)
+
+
+def _converter(tested: Tested) -> str:
+    lines = [
+        "## llama-server's own converter against the tested grammar",
+        "",
+        md(converter_sentence(tested)),
+    ]
+    lines += [f"- {md(str(gap))}" for gap in tested.converter.skipped]
+    lines += [
+        "",
+        "So `json_schema` and `response_format` are not what was tested. To run the tested "
+        "grammar on a llama.cpp server, send `grammar.gbnf` in `grammar` "
+        "(`snippets/llama_server_grammar.json`). Some servers ignore `response_format` "
+        "without an error: check that their outputs follow the schema.",
+    ]
+    return "\n".join(lines)
+
+
+def _use(tested: Tested) -> str:
+    commands = ["maskscope test suite.json   # run the suite again (exit 0/1/2)"]
+    if tested.compiled.gbnf:
+        commands[:0] = [
+            "python snippets/llama_cpp_python.py MODEL.gguf",
+            "sh snippets/llama_server_grammar.sh http://127.0.0.1:8080",
+        ]
+    else:
+        commands.append("sh snippets/llama_server_json_schema.sh http://127.0.0.1:8080")
+    commands.append("npx promptfoo@latest eval   # the same cases in promptfoo")
+    return "\n".join(
+        [
+            "## Using it",
+            "",
+            "The first case's prompt, as the model read it:",
+            "",
+            fenced(tested.model_prompt),
+            "",
+            fenced("\n".join(commands), "sh"),
+            "",
+            _chat_note(tested),
+            "",
+            "The snippets sample with the engine's own sampler (top-k, top-p, min-p), not "
+            "Maskscope's, so their outputs can differ from the tested samples of the same "
+            "seed; every output still follows the grammar.",
+        ]
+    )
+
+
+def _chat_note(tested: Tested) -> str:
+    if tested.suite.settings().chat_template:
+        return (
+            "The suite was tested with the model's chat template, so the chat requests "
+            "(`openai_response_format.json`, promptfoo) send the prompt as a user message."
+        )
+    return (
+        "The suite was tested on the raw prompt (no chat template), as the `/completion` "
+        "snippets send it; the chat requests (`openai_response_format.json`, promptfoo) put "
+        "it in the server's chat template, so there the model reads a different prompt."
+    )

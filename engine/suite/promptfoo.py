@@ -1,0 +1,81 @@
+"""The bundle's promptfooconfig.yaml: the suite's cases as promptfoo `vars`, its prompt, and
+an `is-json` assertion against `file://schema.json`, so a team on promptfoo keeps testing the
+same schema there.
+
+It is written without a YAML library, as JSON: YAML 1.2 (js-yaml, which promptfoo reads its
+config with) is a superset of JSON. The only care JSON needs to be YAML too is characters
+YAML will not take literally (controls, C1, U+2028/9, BOM...): those are written as escapes.
+
+promptfoo reads prompts as Nunjucks templates, whose `{{ name }}` is the suite's placeholder
+syntax too. Text around the placeholders that Nunjucks would read as markup (`{{`, `{%`,
+`{#`) is wrapped in `{% raw %}`, so the prompt promptfoo sends is the one that was tested.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from engine.suite.format import Suite
+from engine.suite.snippets import SCHEMA_FILE, SERVER_URL, openai_request
+from engine.suite.template import _PLACEHOLDER
+
+_NUNJUCKS = re.compile(r"\{[{%#]|[}%#]\}")
+_RAW_END = "{% endraw %}"
+# What YAML's double-quoted scalars may hold literally: printable characters (YAML 1.2,
+# 5.1), less those a parser may still mistake (line and paragraph separators, the BOM).
+_UNPRINTABLE = re.compile(
+    "[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
+)
+
+
+def nunjucks_prompt(template: str) -> str:
+    """The suite's template as a Nunjucks one: the same placeholders, the rest kept raw."""
+    parts: list[str] = []
+    last = 0
+    for m in _PLACEHOLDER.finditer(template):
+        parts.append(_raw(template[last : m.start()]))
+        parts.append("{{ " + m.group(1) + " }}")
+        last = m.end()
+    parts.append(_raw(template[last:]))
+    return "".join(parts)
+
+
+def _raw(text: str) -> str:
+    if not _NUNJUCKS.search(text):
+        return text
+    # A raw block ends at the first {% endraw %}: one inside the text is written as a
+    # string expression between two raw blocks.
+    blocks = ["{% raw %}" + piece + _RAW_END for piece in text.split(_RAW_END)]
+    return ("{{ '" + _RAW_END + "' }}").join(blocks)
+
+
+def promptfoo_config(suite: Suite, model: str) -> dict[str, Any]:
+    """The config as data: one test per case, the schema checked by `is-json` on every one."""
+    request = openai_request("", suite.schema, suite.name, suite.settings(), model)
+    config = {k: request[k] for k in ("max_tokens", "temperature", "seed", "response_format")}
+    return {
+        "description": f"{suite.name} (exported by Maskscope)",
+        "prompts": [nunjucks_prompt(suite.prompt)],
+        "providers": [
+            {
+                "id": f"openai:chat:{model}",
+                "config": {"apiBaseUrl": f"{SERVER_URL}/v1", "apiKey": "no-key", **config},
+            }
+        ],
+        "defaultTest": {"assert": [{"type": "is-json", "value": f"file://{SCHEMA_FILE}"}]},
+        "tests": [{"description": case.id, "vars": dict(case.vars)} for case in suite.cases],
+    }
+
+
+def yaml_text(config: dict[str, Any], header: str) -> str:
+    """`config` as JSON-compatible YAML, after `header`'s lines as YAML comments."""
+    comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    body = json.dumps(config, indent=2, ensure_ascii=False)
+    return comments + _UNPRINTABLE.sub(_escape, body) + "\n"
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

@@ -1,0 +1,206 @@
+"""`maskscope export`: the bundle a team ships. Its llama-cpp-python snippet runs on the real
+model and writes valid output, its GBNF loads back in llama.cpp, its hashes match the files
+and what was tested, and hostile text is escaped in its report and README."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from engine.cli.main import main
+from engine.errors import GrammarError
+from engine.grammar.compile import compile_schema
+from engine.grammar.parser_check import check_gbnf
+from engine.model.paths import default_model_path
+from engine.records import FinishReason, RunResult
+from engine.runs.provenance import model_digest
+from engine.suite import bundle as bundling  # its names tested_of and Tested look like tests
+from engine.suite.bundle_readme import fenced, md
+from engine.suite.load import load_suite
+from engine.suite.metrics import sample_from_run
+from engine.suite.promptfoo import nunjucks_prompt
+from engine.suite.run import SuiteRun
+
+HOSTILE = '<script>alert(1)</script> </textarea> {{ 1 }} "q"'  # {{ 1 }}: no placeholder
+SCHEMA = {
+    "title": HOSTILE,
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+PROMPT = "Note: {{note}}\nIs the note good news? " + HOSTILE + "\nJSON:\n"
+SUITE = {
+    "format": "maskscope-suite",
+    "version": 1,
+    "name": "tiny bundle",
+    "schema": SCHEMA,
+    "generation": {"max_tokens": 20, "temperature": 0.0, "seed": 0},
+    "prompt": PROMPT,
+    "samples": 1,
+    "cases": [
+        {"id": "good", "vars": {"note": "We won the contract."}, "expected": {"$.ok": True}},
+        {"id": "bad", "vars": {"note": "The server burned down."}},
+    ],
+    "thresholds": {"min_validity": 0.5},
+}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory, model) -> Path:
+    """The tiny suite exported through the command line, on the real model."""
+    root = tmp_path_factory.mktemp("bundle")
+    suite = root / "tiny.suite.json"
+    suite.write_text(json.dumps(SUITE), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("engine.suite.cache.default_folder", lambda: root / "cache")
+        mp.setattr("engine.model.llama.Model.load", lambda *a, **k: model)
+        assert main(["export", str(suite), "--out", str(root / "out")]) == 0
+    return root / "out"
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_hashes_match_the_files_and_what_was_tested(bundle):
+    manifest = json.loads((bundle / "hashes.json").read_text(encoding="utf-8"))
+    on_disk = {p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file()}
+    assert set(manifest["files"]) == on_disk - {"hashes.json"}
+    for path, sha in manifest["files"].items():
+        assert _sha(bundle / path) == sha, path
+    tested = manifest["tested"]
+    suite = load_suite(str(bundle / "suite.json"))  # self-contained: reads schema.json
+    assert tested["schema_sha256"] == _sha(bundle / "schema.json")
+    assert tested["schema_sha256"] == hashlib.sha256(suite.schema_text.encode()).hexdigest()
+    recompiled = compile_schema(suite.schema_text, suite.compiler).gbnf
+    assert tested["grammar_sha256"] == _sha(bundle / "grammar.gbnf")
+    assert (bundle / "grammar.gbnf").read_text(encoding="utf-8") == recompiled
+    assert tested["model_sha256"] == model_digest(default_model_path())[1]
+    assert [c.id for c in suite.cases] == ["good", "bad"] and suite.prompt == PROMPT
+
+
+def test_the_exported_gbnf_loads_back_in_llama_cpp(bundle):
+    # LlamaGrammar.from_string only keeps the text; llama.cpp's own parser is the judge.
+    gbnf = (bundle / "grammar.gbnf").read_text(encoding="utf-8")
+    check_gbnf(gbnf)  # raises GrammarError with llama.cpp's message
+    with pytest.raises(GrammarError):
+        check_gbnf(gbnf.replace("root ::=", "root ::= (", 1))  # the same check can fail
+
+
+@pytest.mark.slow
+def test_the_llama_cpp_python_snippet_writes_valid_output(bundle):
+    script = bundle / "snippets" / "llama_cpp_python.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(default_model_path())],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    schema = json.loads((bundle / "schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(json.loads(done.stdout), schema)
+
+
+def test_the_reports_say_what_was_tested(bundle):
+    report = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
+    assert report["exit_code"] == 0 and report["metrics"]["n_samples"] == 2
+    readme = (bundle / "README.md").read_text(encoding="utf-8")
+    size, sha = model_digest(default_model_path())
+    assert sha in readme and f"{size:,} bytes" in readme and "**PASSED**" in readme
+    assert "met: validity 1\\.00 ≥ 0\\.50 minimum" in readme
+    page = (bundle / "report.html").read_text(encoding="utf-8")
+    assert "script-src" not in page and "default-src 'none'" in page
+    assert "<script" not in page
+
+
+def test_the_requests_carry_the_tested_grammar_and_the_schema(bundle):
+    grammar = json.loads((bundle / "snippets/llama_server_grammar.json").read_text())
+    assert grammar["grammar"] == (bundle / "grammar.gbnf").read_text(encoding="utf-8")
+    assert grammar["prompt"].startswith("Note: We won the contract.")
+    assert grammar["n_predict"] == 20
+    by_schema = json.loads((bundle / "snippets/llama_server_json_schema.json").read_text())
+    assert by_schema["json_schema"] == SCHEMA and "grammar" not in by_schema
+    openai = json.loads((bundle / "snippets/openai_response_format.json").read_text())
+    fmt = openai["response_format"]
+    assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
+    assert fmt["json_schema"]["schema"] == SCHEMA
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", fmt["json_schema"]["name"])
+    script = (bundle / "snippets/llama_server_grammar.sh").read_text()
+    assert "@llama_server_grammar.json" in script and "/completion" in script
+
+
+def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
+    text = (bundle / "promptfooconfig.yaml").read_text(encoding="utf-8")
+    # PyYAML is not a dependency; the file is JSON after its comment lines, and JSON is YAML.
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    config = json.loads(body)
+    assert config["tests"] == [
+        {"description": "good", "vars": {"note": "We won the contract."}},
+        {"description": "bad", "vars": {"note": "The server burned down."}},
+    ]
+    assert config["defaultTest"]["assert"] == [{"type": "is-json", "value": "file://schema.json"}]
+    assert config["prompts"] == [nunjucks_prompt(PROMPT)]
+    assert config["providers"][0]["config"]["max_tokens"] == 20
+
+
+def test_nunjucks_prompt_keeps_placeholders_and_raws_other_markup():
+    assert nunjucks_prompt("a {{ x }} b") == "a {{ x }} b"
+    assert (
+        nunjucks_prompt("{{x}} {{ not a var }}") == "{{ x }}{% raw %} {{ not a var }}{% endraw %}"
+    )
+    out = nunjucks_prompt("{% endraw %}{#")
+    assert out == "{% raw %}{% endraw %}{{ '{% endraw %}' }}{% raw %}{#{% endraw %}"
+
+
+def _hostile_tested(bundle: Path, model) -> bundling.Tested:
+    """The exported suite's Tested, for one sample whose case id and output are hostile."""
+    suite = dataclasses.replace(load_suite(str(bundle / "suite.json")), description=HOSTILE)
+    result = RunResult(HOSTILE, FinishReason.MAX_TOKENS, 5)
+    sample = sample_from_run(HOSTILE, 0, 0, result, (), expectations=())
+    return bundling.tested_of(model, suite, SuiteRun((sample,), (), False, 0, 1.0, planned=1))
+
+
+def _outside_fences(markdown: str) -> str:
+    return re.sub(r"(?ms)^(`{3,})[^\n]*\n.*?^\1$", "", markdown)
+
+
+def test_hostile_text_is_escaped_in_the_report_and_readme(bundle, model, tmp_path):
+    bundling.write_bundle(tmp_path, _hostile_tested(bundle, model))
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    for raw in ("<script", "</textarea", "{{", '"q"'):
+        assert raw not in page, raw
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&#123;&#123; 1 &#125;&#125;" in page
+    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    outside = _outside_fences(readme)
+    for raw in ("<script", "</textarea", "{{", '"q"'):
+        assert raw not in outside, raw
+    assert md(HOSTILE) in outside  # the hostile case id, description and failure, escaped
+    assert "NO RESULT" not in readme and "**FAILED**" in readme
+
+
+def test_fenced_blocks_outlast_backticks_inside():
+    block = fenced("a ```` b")
+    assert block.startswith("`````\n") and block.endswith("\n`````")
+
+
+def test_an_llguidance_suite_ships_its_own_grammar_and_no_gbnf_snippet(bundle, model, tmp_path):
+    tested = _hostile_tested(bundle, model)
+    compiled = compile_schema(tested.suite.schema_text, "llguidance")
+    bundling.write_bundle(tmp_path, dataclasses.replace(tested, compiled=compiled))
+    assert not (tmp_path / "grammar.gbnf").exists()
+    assert not (tmp_path / "snippets/llama_cpp_python.py").exists()
+    shipped = (tmp_path / "grammar.llguidance.json").read_text(encoding="utf-8")
+    assert shipped == compiled.llguidance_grammar
+    manifest = json.loads((tmp_path / "hashes.json").read_text(encoding="utf-8"))
+    assert manifest["tested"]["grammar_sha256"] == _sha(tmp_path / "grammar.llguidance.json")
+    assert "not GBNF" in (tmp_path / "README.md").read_text(encoding="utf-8")
