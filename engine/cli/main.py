@@ -7,7 +7,7 @@ import sys
 from typing import NoReturn
 
 from engine.bench.options import add_bench_arguments
-from engine.cli import check, generate, gui, lint, report, setup, suite
+from engine.cli import bundle, check, generate, gui, lint, report, setup, suite
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import BrokenBuildError
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_parser(sub)
     report.add_parser(sub)
     suite.add_parser(sub)
+    bundle.add_parser(sub)
     return parser
 
 
