@@ -7,6 +7,7 @@ import sys
 import threading
 import warnings
 import weakref
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,11 @@ import llguidance
 import llguidance.llamacpp
 import numpy as np
 from llguidance.gbnf_to_lark import gbnf_to_lark as _llg_gbnf_to_lark
-from llguidance.numpy import allocate_token_bitmask, fill_next_token_bitmask
+from llguidance.numpy import (
+    allocate_token_bitmask,
+    fill_next_token_bitmask,
+    fill_next_token_bitmask_par,
+)
 
 from engine.errors import GrammarError
 from engine.grammar.rewrite import distinct_lark_names
@@ -147,3 +152,27 @@ class LlguidanceBackend:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+
+
+_executor: llguidance.LLExecutor | None = None
+
+
+def fill_masks(backends: Sequence[LlguidanceBackend]) -> None:
+    """The next masks of several grammar states (a batch's sequences) in one call, which
+    llguidance spreads over its own threads; each backend's full_mask() then returns its own."""
+    global _executor
+    todo = [b for b in backends if b._mask is None]
+    if not todo:
+        return
+    if _executor is None:
+        _executor = llguidance.LLExecutor()
+    for b in todo:
+        b._settle()
+    # Rows as wide as the backends' own: llguidance's vocabulary can outsize the model's.
+    bits = allocate_token_bitmask(len(todo), todo[0]._bits.shape[1] * 32)
+    fill_next_token_bitmask_par(_executor, [(b._matcher, i) for i, b in enumerate(todo)], bits)
+    for i, b in enumerate(todo):
+        if b._matcher.is_error():
+            raise GrammarError("llguidance failed", b._matcher.get_error())
+        unpacked = np.unpackbits(bits[i].view(np.uint8), bitorder="little")
+        b._mask = unpacked[: b._n_vocab].view(bool)

@@ -234,6 +234,11 @@ class Model:
     def is_eog(self, token: int) -> bool:
         return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
 
+    @property
+    def handle(self) -> llama_cpp.llama_model_p:
+        """The loaded llama_model, for a second context on the same weights (a batch)."""
+        return self._model
+
     def apply_chat_template(self, user_text: str) -> str:
         """The prompt wrapped in the GGUF's own chat template, ready for the assistant turn."""
         if self.chat_template is None:

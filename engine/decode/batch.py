@@ -1,0 +1,271 @@
+"""Parallel sequences: P samples of one prompt decoded together, one forward pass a step.
+
+Each sequence is a run of its own: its own seed, grammar state (mask backend), Distribution,
+sampler and full StepRecords, made exactly as engine/decode/loop.py makes them (its _Stepper
+builds them), and each leaves the batch when it finishes. What the sequences share is the
+prompt's KV cells and the forward pass, where the model's big output layer is read once for
+all of them; with llguidance their masks are computed in one call too.
+
+A batch of 4 or more rows runs llama.cpp's matrix-matrix kernels where a single sequence
+runs matrix-vector ones, so their logits can differ in the last bits (measured on the
+default model: up to ~1 logit at P = 8, none at P = 2); a sampled token then differs only
+where the draw falls at a boundary that moved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.decode.gumbel import GumbelSampler
+from engine.decode.loop import _Made, _Stepper, build_prompt, finish_run
+from engine.errors import GrammarError, MaskscopeError, PromptError
+from engine.grammar.compile import CompiledSchema
+from engine.masking import MaskBackend, make_backend
+from engine.masking.unconstrained import AllowAll
+from engine.model.batch import BatchContext
+from engine.model.llama import Model
+from engine.records import FinishReason, RunResult, StepRecord
+from engine.settings import GenerationSettings
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceRun:
+    """One sequence of a batch: its seed, its result and every step's record."""
+
+    seed: int
+    result: RunResult
+    records: tuple[StepRecord, ...]
+
+
+@dataclass(slots=True)
+class _Sequence:
+    """A live sequence's own state between steps."""
+
+    seq_id: int
+    settings: GenerationSettings
+    stepper: _Stepper
+    rng: np.random.Generator
+    draw: GumbelSampler | None
+    out: bytearray = field(default_factory=bytearray)
+    records: list[StepRecord] = field(default_factory=list)
+    n_chars: int = 0
+    n_tokens: int = 0
+    mask_ms: float = 0.0
+    forward_ms: float = 0.0
+    finish: FinishReason | None = None
+    message: str = ""
+    end_ms: float = 0.0
+
+    @property
+    def backend(self) -> MaskBackend:
+        return self.stepper.primary
+
+
+def generate_batch(
+    model: Model,
+    compiled: CompiledSchema,
+    prompt: str,
+    settings: GenerationSettings,
+    seeds: Sequence[int],
+    should_stop: Callable[[], bool] = lambda: False,
+    on_step: Callable[[int, StepRecord], None] | None = None,
+) -> list[SequenceRun]:
+    """Run one sequence per seed, all in one batch; results in the order of `seeds`.
+
+    Bad input raises MaskscopeError before the first step, as generate() does. `on_step`
+    gets (index into seeds, record) as each record is made; should_stop() is polled between
+    steps and cancels every sequence still running.
+    """
+    t_start = time.perf_counter()
+    if (problem := settings.problem()) is not None:
+        raise GrammarError(problem)
+    if settings.cross_check:
+        raise GrammarError("a batch of sequences does not cross-check: run them one at a time")
+    if not seeds:
+        raise PromptError("a batch needs at least one seed")
+    seqs: list[_Sequence] = []
+    try:
+        seqs = [_new_sequence(i, model, compiled, settings, s) for i, s in enumerate(seeds)]
+        setup_ms = (time.perf_counter() - t_start) * 1000.0
+        tokens = model.tokenize(build_prompt(model, prompt, settings), add_special=True)
+        if len(tokens) + 1 > model.n_ctx:  # what a single run refuses, a batch refuses too
+            raise PromptError(
+                f"the prompt has {len(tokens)} tokens, but the context holds {model.n_ctx} "
+                "with room for the output: shorten the prompt or raise n_ctx (--n-ctx)"
+            )
+        ctx = BatchContext(model, len(seeds), len(tokens), settings.max_tokens)
+    except BaseException:
+        for s in seqs:
+            s.backend.close()
+        raise
+    try:
+        t0 = time.perf_counter()
+        ctx.start(tokens)
+        prompt_ms = (time.perf_counter() - t0) * 1000.0
+        _decode_all(model, ctx, seqs, prompt_ms, t_start, should_stop, on_step)
+    finally:
+        ctx.close()
+        for s in seqs:
+            s.backend.close()
+    return [
+        SequenceRun(
+            seeds[s.seq_id],
+            finish_run(
+                s.out.decode("utf-8", errors="replace"),
+                compiled,
+                s.finish or FinishReason.MAX_TOKENS,
+                s.n_tokens,
+                s.message,
+                total_ms=s.end_ms,
+                setup_ms=setup_ms,
+                prompt_ms=prompt_ms,
+                forward_ms=s.forward_ms,
+                mask_ms=s.mask_ms,
+                settings=s.settings,
+            ),
+            tuple(s.records),
+        )
+        for s in seqs
+    ]
+
+
+def _new_sequence(
+    seq_id: int, model: Model, compiled: CompiledSchema, settings: GenerationSettings, seed: int
+) -> _Sequence:
+    own = dataclasses.replace(settings, seed=seed)
+    backend = (
+        make_backend(own.backend, model, compiled) if own.constrained else AllowAll(model.n_vocab)
+    )
+    # The draw generate() would make for this seed on this machine: by Gumbel-max where it
+    # draws ahead of the record (spare compute, a cheap full mask), else by inverse CDF.
+    drawn = model.has_spare_compute and backend.cheap_full_mask
+    return _Sequence(
+        seq_id=seq_id,
+        settings=own,
+        stepper=_Stepper(model, backend, None, own),
+        rng=np.random.default_rng(seed),
+        draw=GumbelSampler(model.n_vocab, seed) if drawn else None,
+    )
+
+
+def _decode_all(
+    model: Model,
+    ctx: BatchContext,
+    seqs: list[_Sequence],
+    prompt_ms: float,
+    t_start: float,
+    should_stop: Callable[[], bool],
+    on_step: Callable[[int, StepRecord], None] | None,
+) -> None:
+    live = list(seqs)
+    rows: dict[int, int] = {}  # seq_id -> its row in the last forward pass
+    forward_ms = prompt_ms
+    max_tokens = seqs[0].settings.max_tokens
+    for step in range(max_tokens):
+        if should_stop():
+            _end(live, FinishReason.CANCELLED, "", t_start)
+            return
+        shared_mask_ms = _fill_masks(live)
+        chosen: list[tuple[_Sequence, int]] = []
+        for s in live:
+            logits = ctx.prompt_logits() if step == 0 else ctx.logits(rows[s.seq_id])
+            token = _step(model, s, step, logits, forward_ms, shared_mask_ms, t_start)
+            if s.records and on_step is not None and s.records[-1].step == step:
+                on_step(s.seq_id, s.records[-1])
+            if token is not None:
+                chosen.append((s, token))
+        live = [s for s, _ in chosen]
+        if not live or step == max_tokens - 1:  # nothing left to read a next step's logits
+            break
+        t = time.perf_counter()
+        try:
+            ctx.step([s.seq_id for s in live], [tok for _, tok in chosen], [step] * len(live))
+        except MaskscopeError as exc:
+            _end(live, FinishReason.ERROR, str(exc), t_start)
+            return
+        forward_ms = (time.perf_counter() - t) * 1000.0
+        rows = {s.seq_id: i for i, s in enumerate(live)}
+        for s in live:
+            s.forward_ms += forward_ms
+    _end(live, FinishReason.MAX_TOKENS, "", t_start)
+
+
+def _fill_masks(live: list[_Sequence]) -> float:
+    """Every llguidance sequence's mask in one call; its time, shared out per sequence."""
+    from engine.masking.llguidance import LlguidanceBackend, fill_masks
+
+    backends = [s.backend for s in live if isinstance(s.backend, LlguidanceBackend)]
+    if len(backends) < 2:
+        return 0.0
+    start = time.perf_counter()
+    fill_masks(backends)
+    return (time.perf_counter() - start) * 1000.0 / len(backends)
+
+
+def _step(
+    model: Model,
+    s: _Sequence,
+    step: int,
+    logits: np.ndarray,
+    forward_ms: float,
+    shared_mask_ms: float,
+    t_start: float,
+) -> int | None:
+    """One sequence's step, as generate() makes it; the token to feed next, or None once
+    the sequence has finished."""
+    st, settings = s.stepper, s.settings
+    if s.draw is not None:
+        t_mask = time.perf_counter()
+        mask, n_valid = st.next_mask()
+        mask_ms = (time.perf_counter() - t_mask) * 1000.0
+        st.dist.scale(logits, settings.temperature)
+        view = None  # made with the record
+    else:
+        st.dist.update(logits, settings.temperature)
+        view, mask_ms = st.masked()
+        mask, n_valid = view.full_mask, view.n_valid
+    mask_ms += shared_mask_ms
+    if n_valid == 0:
+        return _finish(s, FinishReason.ERROR, "the grammar allows no token at all here", t_start)
+    if st.grammar_complete(mask, n_valid):
+        return _finish(s, FinishReason.GRAMMAR_COMPLETE, "", t_start)
+    if s.draw is not None:
+        assert mask is not None
+        token = s.draw.draw(st.dist.scaled, mask, n_valid, settings.temperature <= 0)
+    else:
+        assert view is not None
+        u = float(s.rng.random()) if settings.temperature > 0 else None
+        token = st.dist.sample(view, u)
+    full = st.full_step(view) if settings.keep_full and view is not None else None
+    is_end = model.is_eog(token)
+    s.n_tokens += 1
+    s.mask_ms += mask_ms
+    try:
+        if not is_end:
+            s.backend.accept(token)
+    except MaskscopeError as exc:
+        return _finish(s, FinishReason.ERROR, str(exc), t_start)
+    piece = b"" if is_end else model.piece(token)
+    s.out += piece
+    s.n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
+    made = _Made(step, token, mask, n_valid, mask_ms, forward_ms, s.n_chars, piece)
+    s.records.append(st.finish_step(made, view, None, full))
+    if is_end:
+        return _finish(s, FinishReason.END_OF_GENERATION, "", t_start)
+    return token
+
+
+def _finish(s: _Sequence, reason: FinishReason, message: str, t_start: float) -> None:
+    s.finish, s.message = reason, message
+    s.end_ms = (time.perf_counter() - t_start) * 1000.0
+    return None
+
+
+def _end(live: list[_Sequence], reason: FinishReason, message: str, t_start: float) -> None:
+    for s in live:
+        _finish(s, reason, message, t_start)
