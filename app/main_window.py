@@ -38,6 +38,7 @@ from app.shell.panes import PaneHost, scrolled
 from app.shell.schema_files import SchemaFiles
 from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
+from app.suite.plugin import install_suites
 from app.workbench.grammar_view import GrammarView, follow_editor
 from app.workbench.prompt_pane import PromptPane
 from app.workbench.schema_editor import SchemaEditor
@@ -288,6 +289,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.addToolBar(toolbar)
         self.toolbar = toolbar
         self.demo = Demonstration(self)  # app/demo/plugin.py: its actions, panes, links
+        self.suites = install_suites(self)  # app/suite/plugin.py: the Suite pane, examples
 
     def _connect(self) -> None:
         c = self.controller

@@ -27,6 +27,9 @@ from engine.model.llama import Model
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import Provenance, provenance_of
 from engine.settings import GenerationSettings, ModelSettings
+from engine.suite.cache import RunCache
+from engine.suite.format import Suite
+from engine.suite.run import run_suite
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +41,16 @@ class RunRequest:
     model: ModelSettings
     generation: GenerationSettings
     forced: tuple[int, ...] = ()  # a branch: the tokens of its first steps (see generate)
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteRequest:
+    """Every case of `suite` × `samples` on the model, one after another (engine/suite/run)."""
+
+    suite: Suite
+    model: ModelSettings
+    samples: int | None = None  # the suite's own count when None
+    cache: RunCache | None = None  # None decodes every sample afresh
 
 
 class ModelCache:
@@ -99,6 +112,9 @@ class _Worker(QObject):
     sig_provenance = Signal(object)  # Provenance of the run about to finish, or None
     sig_finished = Signal(object)  # RunResult
     sig_error = Signal(str, str)  # kind, message
+    sig_suite_progress = Signal(object)  # engine.suite.run.Progress, after each sample
+    sig_suite_finished = Signal(object)  # engine.suite.run.SuiteRun, also when cancelled
+    sig_suite_error = Signal(str, str)  # kind, message: the suite's, not the window's run
     sig_idle = Signal()
 
     def __init__(self, cache: ModelCache, stop: threading.Event, pacer: Pacer) -> None:
@@ -128,6 +144,29 @@ class _Worker(QObject):
         except Exception as e:
             log.exception("run failed")
             self.sig_error.emit("internal", f"{type(e).__name__}: {e}")
+        finally:
+            self.sig_idle.emit()
+
+    @Slot(object)
+    def run_suite(self, request: SuiteRequest) -> None:
+        try:
+            self.sig_state.emit("Compiling schema…")
+            model = self._load(request.model)
+            self.sig_state.emit("Running the suite…")
+            done = run_suite(
+                model,
+                request.suite,
+                samples=request.samples,
+                cache=request.cache,
+                should_stop=self._stop.is_set,
+                on_progress=self.sig_suite_progress.emit,
+            )
+            self.sig_suite_finished.emit(done)
+        except MaskscopeError as e:
+            self.sig_suite_error.emit(e.kind, e.message)
+        except Exception as e:
+            log.exception("suite run failed")
+            self.sig_suite_error.emit("internal", f"{type(e).__name__}: {e}")
         finally:
             self.sig_idle.emit()
 
@@ -178,6 +217,11 @@ class RunController(QObject):
       sig_finished(object)      RunResult; ends a run that got as far as decoding
       sig_error(str, str)       (kind, message); ends a job that failed
       sig_run_ended()           after a run's sig_finished or sig_error; .running is False
+      sig_suite_progress(object)  engine.suite.run.Progress after each sample of a suite
+      sig_suite_finished(object)  engine.suite.run.SuiteRun; ends a suite run, even a
+                                cancelled one, with the samples that finished
+      sig_suite_error(str, str) (kind, message); ends a suite run that failed
+      sig_suite_ended()         after a suite's sig_suite_finished or sig_suite_error
     """
 
     sig_state = Signal(str)
@@ -187,8 +231,13 @@ class RunController(QObject):
     sig_finished = Signal(object)
     sig_error = Signal(str, str)
     sig_run_ended = Signal()
+    sig_suite_progress = Signal(object)
+    sig_suite_finished = Signal(object)
+    sig_suite_error = Signal(str, str)
+    sig_suite_ended = Signal()
 
     _request_run = Signal(object)
+    _request_suite = Signal(object)
     _request_load = Signal(object)
 
     def __init__(self, cache: ModelCache | None = None, parent: QObject | None = None) -> None:
@@ -209,9 +258,11 @@ class RunController(QObject):
         # Receivers live in different threads, so these connections are queued.
         self._request_run.connect(self._worker.run)
         self._request_load.connect(self._worker.load)
+        self._request_suite.connect(self._worker.run_suite)
         self._worker.sig_idle.connect(self._on_idle)
         names = ("sig_state", "sig_model_loaded", "sig_step", "sig_provenance", "sig_finished")
-        for name in (*names, "sig_error"):
+        suite = ("sig_suite_progress", "sig_suite_finished", "sig_suite_error")
+        for name in (*names, "sig_error", *suite):
             getattr(self._worker, name).connect(getattr(self, name))
         self._thread.start()
         # Belt and braces: a QThread destroyed while running aborts the process, so the
@@ -222,8 +273,9 @@ class RunController(QObject):
 
     @property
     def running(self) -> bool:
-        """A run is queued or in progress (model loads alone do not count)."""
-        return "run" in self._jobs
+        """A run or a suite run is queued or in progress (model loads alone do not count):
+        the model serves one of them at a time, and Stop ends whichever it is."""
+        return "run" in self._jobs or "suite" in self._jobs
 
     def start(self, request: RunRequest) -> bool:
         """Queue a run; False (and nothing queued) while another run is in progress."""
@@ -232,6 +284,16 @@ class RunController(QObject):
         self._stop.clear()
         self._jobs.append("run")
         self._request_run.emit(request)
+        return True
+
+    def start_suite(self, request: SuiteRequest) -> bool:
+        """Queue a suite run; False (and nothing queued) while another run is in progress.
+        stop() cancels it between two steps, keeping the samples that finished."""
+        if self.running or not self._thread.isRunning():
+            return False
+        self._stop.clear()
+        self._jobs.append("suite")
+        self._request_suite.emit(request)
         return True
 
     def load(self, settings: ModelSettings) -> bool:
@@ -256,5 +318,8 @@ class RunController(QObject):
 
     @Slot()
     def _on_idle(self) -> None:
-        if self._jobs.popleft() == "run":
+        job = self._jobs.popleft()
+        if job == "run":
             self.sig_run_ended.emit()
+        elif job == "suite":
+            self.sig_suite_ended.emit()

@@ -1,0 +1,101 @@
+"""Suites in the window: the Suite pane, the bundled suites in the Examples menu, and the
+drill-down from a sample to the main views. Installed by one call, install_suites(window).
+It reaches the window only through its public attributes and methods.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu
+
+from app.shell.panes import scrolled
+from app.suite.suite_pane import SuitePane
+from engine.errors import MaskscopeError
+from engine.runs.saved import SavedRun
+from engine.suite.bundled import BUNDLED_SUITES, bundled_suite_path, load_bundled_suite
+from engine.suite.format import Suite
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+
+
+def suite_title(suite: Suite) -> str:
+    """The schema's title without its note in brackets ("Invoice currency"), else the name."""
+    title = suite.schema.get("title") if isinstance(suite.schema, dict) else None
+    if isinstance(title, str) and title.strip():
+        return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip() or title
+    return suite.name
+
+
+class Suites(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.pane = SuitePane(
+            window.controller,
+            window.settings_panel.model_settings,
+            lambda: window.model_info.name if window.model_info is not None else "",
+            window,
+        )
+        # Scrolled: in a small window the pane shrinks below its tables' minimum, and the
+        # schema editor above it keeps its room.
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
+        window.add_pane("suite", "Suite", scrolled(self.pane), left)
+        self.pane.sig_open.connect(self.open_sample)
+        self.pane.sig_running.connect(self._running)
+        self.actions: dict[str, QAction] = {}
+        self._add_examples()
+
+    def _add_examples(self) -> None:
+        menu = self._examples_menu()
+        menu.addSeparator()
+        for name in BUNDLED_SUITES:
+            try:
+                suite = load_bundled_suite(name)
+                title, tip = suite_title(suite), suite.description
+            except MaskscopeError as e:  # a broken install: the entry says why it fails
+                title, tip = name, e.message
+            action = QAction(f"Suite: {title}", self)
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+            action.triggered.connect(lambda _c=False, n=name: self.open_bundled(n))
+            menu.addAction(action)
+            self.actions[name] = action
+
+    def _examples_menu(self) -> QMenu:
+        for action in self.window.menuBar().actions():
+            menu = action.menu()
+            if isinstance(menu, QMenu) and action.text().replace("&", "") == "Examples":
+                return menu
+        return self.window.menuBar().addMenu("E&xamples")
+
+    # --- what the menu and the pane do -----------------------------------------------------
+    def open_bundled(self, name: str) -> bool:
+        """Open a bundled suite in the Suite pane; Save then asks for a file of one's own."""
+        try:
+            suite = load_bundled_suite(name)
+        except MaskscopeError as e:
+            self.window.report_problem("Cannot open the suite", e.message)
+            return False
+        self.pane.editor.set_suite(suite, str(bundled_suite_path(name)), read_only=True)
+        self.window.panes.show_pane("suite")
+        self.window.status.showMessage(f"Opened the example suite {suite.name}", 5000)
+        return True
+
+    def open_sample(self, run: SavedRun) -> None:
+        """A sample's run in the chart, output and timeline (the editors stay as they are)."""
+        self.window.show_run(run)
+        self.window.panes.show_pane("chart")
+        self.window.status.showMessage("Showing a suite sample in the chart and output", 0)
+
+    def _running(self, on: bool) -> None:
+        # The window's own Run would be refused while the model serves the suite.
+        self.window.run_action.setEnabled(not on)
+
+
+def install_suites(window: MainWindow) -> Suites:
+    return Suites(window)

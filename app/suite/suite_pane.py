@@ -1,0 +1,206 @@
+"""The Suite pane: the editor, a Run button with progress, ETA and Cancel, and the results.
+
+A suite runs on the window's worker thread (RunController.start_suite), one job among the
+window's own runs, so the model is never used by two at once: while a suite runs, the
+window's Run is refused and greyed out, and Cancel stops the suite between two steps,
+keeping the samples that finished.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.run.worker import RunController, SuiteRequest
+from app.suite.editor import SuiteEditor
+from app.suite.results_view import ResultsView, Row
+from engine.runs.saved import SavedRun
+from engine.settings import ModelSettings
+from engine.suite.cache import RunCache
+from engine.suite.format import Suite
+from engine.suite.metrics import evaluate, summarise
+from engine.suite.run import Progress, SuiteRun
+from engine.suite.template import render_prompt
+
+
+def eta_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA: after the first sample"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"ETA {seconds} s"
+    return f"ETA {seconds // 60} min {seconds % 60:02d} s"
+
+
+class SuitePane(QWidget):
+    sig_running = Signal(bool)  # a suite run started (True) or ended (False)
+    sig_open = Signal(object)  # a sample's SavedRun, to show in the main views
+
+    def __init__(
+        self,
+        controller: RunController,
+        model_settings: Callable[[], ModelSettings],
+        model_name: Callable[[], str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self._model_settings = model_settings
+        self._model_name = model_name
+        self.cache: RunCache | None = None  # None: the default folder when "cache" is on
+        self.editor = SuiteEditor(self)
+        self.results = ResultsView(self)
+        self.suite_run: SuiteRun | None = None  # the last run that finished
+        self._suite: Suite | None = None  # the suite being run
+        self._started = 0.0
+        self._build()
+        c = controller
+        c.sig_suite_progress.connect(self._progress)
+        c.sig_suite_finished.connect(self._finished)
+        c.sig_suite_error.connect(self._error)
+        c.sig_suite_ended.connect(self._ended)
+        self.results.sig_open.connect(self.sig_open)
+        self.editor.sig_changed.connect(self._show_planned)
+
+    def _build(self) -> None:
+        self.run_button = QPushButton("Run suite", self)
+        self.run_button.setToolTip("Run every case × samples on the model, off the GUI thread")
+        self.run_button.clicked.connect(lambda _c=False: self.run())
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop after the current token; finished samples are kept")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(lambda _c=False: self.cancel())
+        self.use_cache = QCheckBox("Reuse cached samples", self)
+        self.use_cache.setToolTip(
+            "An unchanged sample (same model file, schema, prompt, settings, seed) is read "
+            "back instead of decoded again"
+        )
+        self.use_cache.setChecked(True)
+        self.progress = QProgressBar(self)
+        self.progress.setFormat("%v / %m samples")
+        self.progress.setValue(0)
+        self.eta = QLabel("", self)
+        bar = QHBoxLayout()
+        bar.addWidget(self.run_button)
+        bar.addWidget(self.cancel_button)
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.eta)
+        bar.addWidget(self.use_cache)
+        bottom = QWidget(self)
+        lower = QVBoxLayout(bottom)
+        lower.setContentsMargins(0, 0, 0, 0)
+        lower.addLayout(bar)
+        lower.addWidget(self.results, 1)
+        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter.addWidget(self.editor)
+        self.splitter.addWidget(bottom)
+        self.splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+
+    def _show_planned(self) -> None:
+        """Before a run, the bar says how many samples Run will make."""
+        if not self.running:
+            planned = self.editor.cases.rowCount() * self.editor.samples.value()
+            self.progress.setRange(0, max(planned, 1))
+            self.progress.setValue(0)
+            self.progress.setFormat(f"{planned} samples to run" if planned else "no cases")
+
+    @property
+    def running(self) -> bool:
+        return self._suite is not None
+
+    # --- running ---------------------------------------------------------------------------
+    def run(self) -> bool:
+        """Start the edited suite; False, saying why, when it cannot be built or the model
+        is busy with another run."""
+        if self.running or self.controller.running:
+            self.eta.setText("The model is busy with another run: stop it first")
+            return False
+        suite = self.editor.validate()
+        if suite is None:
+            return False
+        if not suite.cases:
+            self.editor.message.setText("The suite has no cases to run: add one")
+            self.editor.message.show()
+            return False
+        cache = (self.cache or RunCache()) if self.use_cache.isChecked() else None
+        request = SuiteRequest(suite, self._model_settings(), cache=cache)
+        if not self.controller.start_suite(request):
+            return False
+        self._suite = suite
+        self._started = time.perf_counter()
+        self.suite_run = None
+        total = len(suite.cases) * suite.samples
+        self.progress.setRange(0, total)
+        self.progress.setValue(0)
+        self.progress.setFormat("%v / %m samples")
+        self.eta.setText(eta_text(None))
+        self.results.clear(f"Running {total} samples of {suite.name}…")
+        self._set_running(True)
+        return True
+
+    def cancel(self) -> None:
+        if self.running:
+            self.controller.stop()
+            self.eta.setText("Cancelling after the current token…")
+
+    def _set_running(self, on: bool) -> None:
+        self.run_button.setEnabled(not on)
+        self.cancel_button.setEnabled(on)
+        self.sig_running.emit(on)
+
+    def _progress(self, progress: Progress) -> None:
+        if self._suite is None:
+            return
+        self.progress.setValue(progress.done)
+        self.eta.setText(eta_text(progress.eta_s))
+        self.results.add(progress.sample, self._run_of(progress))
+
+    def _run_of(self, progress: Progress) -> SavedRun:
+        """The sample's run until the worker hands over the saved one (with provenance)."""
+        assert self._suite is not None
+        case = next(c for c in self._suite.cases if c.id == progress.sample.case_id)
+        prompt = render_prompt(self._suite.prompt, case.vars)
+        s = progress.sample
+        return SavedRun(self._suite.schema_text, prompt, self._model_name(), s.records, s.result)
+
+    def _finished(self, done: SuiteRun) -> None:
+        suite = self._suite
+        if suite is None:
+            return
+        self.suite_run = done
+        planned = len(suite.cases) * suite.samples
+        summary = summarise(done.samples, wall_s=done.wall_s, n_planned=planned)
+        verdict = evaluate(summary, suite.thresholds)
+        rows = [Row(s, r) for s, r in zip(done.samples, done.runs, strict=True)]
+        self.results.finish(rows, summary, verdict)
+        self.progress.setValue(len(done.samples))
+        took = f"{done.wall_s:.1f} s"
+        cached = f", {done.cached} from the cache" if done.cached else ""
+        state = "Cancelled" if done.cancelled else "Done"
+        self.eta.setText(f"{state} in {took}{cached}")
+
+    def _error(self, kind: str, message: str) -> None:
+        self.results.clear("")
+        self.editor.message.setStyleSheet("color: #b00020;")
+        self.editor.message.setText(f"The suite could not run ({kind}): {message}")
+        self.editor.message.show()
+        self.eta.setText("Failed")
+
+    def _ended(self) -> None:
+        self._suite = None
+        self._set_running(False)
