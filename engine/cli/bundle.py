@@ -68,8 +68,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
         return EXIT_ERROR
     code = done.tested.exit_code
-    word = {0: "passed", 1: "FAILED", 2: "no result"}[code]
-    print(f"maskscope export: {suite.name}: {word} (exit {code}); wrote {len(done.hashes)} files")
+    word = {0: "PASSED", 1: "FAILED", 2: "NO RESULT"}[code]
+    print(f"maskscope export: {suite.name}: {word} (exit {code}); {len(done.hashes)} files:")
     for path, sha in done.hashes.items():
         print(f"  {sha[:16]}  {out / path}")
     return code

@@ -146,6 +146,7 @@ def export_suite(
 ) -> Exported:
     """Run the suite (cached samples read back) and write its bundle to `out`. A cancelled
     run writes nothing: a bundle is a statement about a finished test."""
+    previous_bundle(out)  # a folder the bundle cannot go to fails before the run, not after
     run = run_suite(model, suite, cache=cache, should_stop=should_stop, on_progress=on_progress)
     if run.cancelled:
         return Exported(run, None, {})
@@ -236,9 +237,42 @@ def write_bundle(out: Path, tested: Tested) -> dict[str, str]:
         "files": hashes,
     }
     files[HASHES] = json.dumps(manifest, indent=2) + "\n"
+    _clear_previous(out)
     for path, text in files.items():
         _write(out / path, text)
     return {**hashes, HASHES: sha256_text(files[HASHES])}
+
+
+def previous_bundle(out: Path) -> list[Path]:
+    """The files of an earlier bundle in `out`, which a new one replaces: those its
+    hashes.json lists, and hashes.json. A missing or empty folder has none. Any other folder
+    is refused (BundleError): it is not ours to fill, and a file left there unlisted would
+    pass for part of the bundle."""
+    if not out.exists():
+        return []
+    if not out.is_dir():
+        raise BundleError(f"{out} is a file, not a folder for the bundle")
+    manifest = out / HASHES
+    if not manifest.is_file():
+        if any(out.iterdir()):
+            raise BundleError(f"{out} is not empty and holds no bundle: choose a new folder")
+        return []
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8"))["files"]
+        names = [*listed, HASHES]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise BundleError(f"{manifest} is damaged: remove the old bundle first") from None
+    root = out.resolve()
+    found = [(out / name).resolve() for name in names if isinstance(name, str)]
+    return [path for path in found if path.is_relative_to(root) and path.is_file()]
+
+
+def _clear_previous(out: Path) -> None:
+    for path in previous_bundle(out):
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise BundleError(f"cannot replace {path}: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str) -> None:

@@ -204,3 +204,48 @@ def test_an_llguidance_suite_ships_its_own_grammar_and_no_gbnf_snippet(bundle, m
     manifest = json.loads((tmp_path / "hashes.json").read_text(encoding="utf-8"))
     assert manifest["tested"]["grammar_sha256"] == _sha(tmp_path / "grammar.llguidance.json")
     assert "not GBNF" in (tmp_path / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_failing_suite_is_exported_as_failed_over_the_old_bundle(bundle, model, capsys):
+    root = bundle.parent
+    failing = {**SUITE, "thresholds": {"min_field_accuracy": 1.0}}
+    failing["cases"] = [{**SUITE["cases"][0], "expected": {"$.ok": False}}, SUITE["cases"][1]]
+    suite = root / "failing.suite.json"
+    suite.write_text(json.dumps(failing), encoding="utf-8")
+    out = root / "again"
+    (out / "snippets").mkdir(parents=True)
+    stale = out / "snippets" / "old.py"
+    stale.write_text("# from an earlier bundle\n")
+    (out / "hashes.json").write_text(json.dumps({"files": {"snippets/old.py": "0"}}))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("engine.suite.cache.default_folder", lambda: root / "cache")
+        mp.setattr("engine.model.llama.Model.load", lambda *a, **k: model)
+        assert main(["export", str(suite), "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "2/2 samples · 2 cached" in captured.err  # read back, not decoded again
+    assert "FAILED (exit 1)" in captured.out
+    assert not stale.exists()
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert "**FAILED**" in readme and "MISSED: field accuracy 0\\.00 &lt; 1\\.00 minimum" in readme
+    assert json.loads((out / "report.json").read_text())["exit_code"] == 1
+
+
+def test_a_folder_that_holds_no_bundle_is_refused_before_the_run(tmp_path, capsys):
+    suite = tmp_path / "tiny.suite.json"
+    suite.write_text(json.dumps(SUITE), encoding="utf-8")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    assert main(["export", str(suite), "--out", str(tmp_path / "out")]) == 2
+    assert "holds no bundle" in capsys.readouterr().err
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["notes.txt"]
+
+
+def test_a_cancelled_run_writes_no_bundle(model, tmp_path):
+    from engine.suite.cache import RunCache
+    from engine.suite.load import suite_from_json
+
+    suite = suite_from_json(SUITE, tmp_path)
+    done = bundling.export_suite(
+        model, suite, tmp_path / "out", cache=RunCache(tmp_path / "c"), should_stop=lambda: True
+    )
+    assert done.run.cancelled and done.tested is None and not (tmp_path / "out").exists()
