@@ -181,7 +181,8 @@ class _Reader:
         self.keys(data, "$", _KEYS, required=("prompt",))
         schema_text, schema_file = self.schema(data)
         cases = [
-            self.case(c, f"$.cases[{i}]", i + 1) for i, c in enumerate(self.items(data, "cases"))
+            self.case(c, f"$.cases[{i}]", f"case {i + 1}")
+            for i, c in enumerate(self.items(data, "cases"))
         ]
         cases_file = self.optional(data, "cases_file", str, "$.cases_file")
         if cases_file is not None:
@@ -189,7 +190,7 @@ class _Reader:
         suite = Suite(
             name=self.optional(data, "name", str, "$.name") or self.default_name(),
             schema_text=schema_text,
-            prompt=self.optional(data, "prompt", str, "$.prompt") or "",
+            prompt=self.prompt(data["prompt"]),
             cases=tuple(cases),
             compiler=self.choice(data, "compiler", COMPILERS, DEFAULT_COMPILER),
             backend=self.choice(data, "backend", BACKENDS, DEFAULT_BACKEND),
@@ -233,7 +234,12 @@ class _Reader:
             raise self.fail("$.schema_file" if file else "$.schema", f"the schema: {exc}") from None
         return text, file
 
-    def case(self, data: Any, where: str, number: int, file: str | None = None) -> Case:
+    def prompt(self, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail("$.prompt", f"the prompt is a string, not {json.dumps(value)}")
+        return value
+
+    def case(self, data: Any, where: str, default_id: str, file: str | None = None) -> Case:
         self.keys(data, where, _CASE_KEYS, required=("vars",), file=file)
 
         def at(part: str) -> str:  # $.cases[2].vars in the suite; line 4, vars in a file
@@ -249,7 +255,7 @@ class _Reader:
         if not isinstance(expected, dict):
             raise self.fail(at("expected"), "expected maps JSON paths to values", file)
         return Case(
-            id=self.optional(data, "id", str, at("id"), file) or f"case {number}",
+            id=self.optional(data, "id", str, at("id"), file) or default_id,
             vars={name: str(value) for name, value in values.items()},
             expected=tuple(
                 self.expectation(path, spec, at(f"expected[{json.dumps(path)}]"), file)
@@ -292,13 +298,12 @@ class _Reader:
         text = self.read_inside(name, "$.cases_file", "cases")
         shown = str(self.base_dir / name)
         stem = Path(name).stem
-        cases = []
-        for line, row in read_rows(Path(name), text, shown):
-            case = self.case(row, f"line {line}", 0, shown)
-            if "id" not in row:
-                case = dataclasses.replace(case, id=f"{stem} line {line}")
-            cases.append(dataclasses.replace(case, line=line))
-        return cases
+        return [
+            dataclasses.replace(
+                self.case(row, f"line {line}", f"{stem} line {line}", shown), line=line
+            )
+            for line, row in read_rows(Path(name), text, shown)
+        ]
 
     def check_cases(self, suite: Suite) -> None:
         seen: set[str] = set()
