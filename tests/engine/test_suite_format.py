@@ -250,7 +250,14 @@ def test_paths_that_leave_the_suites_folder_are_refused(tmp_path: Path, key: str
     inside = tmp_path / "suite"
     inside.mkdir()
     (tmp_path / "outside.json").write_text("{}", encoding="utf-8")
-    for escape in ("../outside.json", str(tmp_path / "outside.json"), "sub/../../outside.json"):
+    (inside / "link.json").symlink_to(tmp_path / "outside.json")
+    escapes = (
+        "../outside.json",
+        str(tmp_path / "outside.json"),
+        "sub/../../outside.json",
+        "link.json",
+    )
+    for escape in escapes:
         data = (
             changed(schema=None, schema_file=escape)
             if key == "schema_file"
