@@ -1,0 +1,101 @@
+"""A suite run from the Suite pane on the real model: progress after each sample, Cancel
+that keeps the finished samples, the results table, and a sample opened in the main views.
+The suite is tiny (two cases, one sample each, at most 20 tokens) to keep this fast."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from app.main_window import MainWindow
+from engine.records import FinishReason
+from engine.suite.bundled import load_bundled_suite
+from engine.suite.cache import RunCache
+from engine.suite.run import Progress
+
+RUN_TIMEOUT_MS = 180_000
+
+
+def _tiny(window: MainWindow, tmp_path: Path, samples: int = 1) -> None:
+    """The currency suite cut to two cases, in the Suite pane, with its own cache."""
+    full = load_bundled_suite("currency")
+    suite = dataclasses.replace(
+        full,
+        cases=full.cases[:2],
+        samples=samples,
+        generation={**full.generation, "max_tokens": 20},
+        thresholds=dataclasses.replace(full.thresholds, max_p95_latency_ms=None),
+    )
+    pane = window.suites.pane
+    pane.editor.set_suite(suite, None)
+    pane.cache = RunCache(tmp_path / "cache")
+
+
+def test_a_suite_run_shows_progress_results_and_opens_a_sample(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    _tiny(window, tmp_path)
+    pane = window.suites.pane
+    seen: list[Progress] = []
+    window.controller.sig_suite_progress.connect(seen.append)
+    with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
+        assert pane.run()
+        assert not window.run_action.isEnabled() and pane.cancel_button.isEnabled()
+        assert not window.run()  # the model serves the suite: the window's Run waits
+    assert [(p.done, p.total) for p in seen] == [(1, 2), (2, 2)]
+    assert pane.progress.value() == 2 and pane.progress.maximum() == 2
+    assert window.run_action.isEnabled() and not pane.cancel_button.isEnabled()
+    done = pane.suite_run
+    assert done is not None and not done.cancelled and done.cached == 0
+    table = pane.results.table
+    assert table.rowCount() == 2
+    assert {table.item(r, 0).text() for r in range(2)} == {"usd", "eur"}
+    summary = pane.results.summary.text()
+    assert ("Passed" in summary) == all(s.passed for s in done.samples)
+    assert "validity" in summary and "p95" in summary
+
+    # Enter on a row opens that sample's run in the chart and the output.
+    table.setFocus()
+    table.setCurrentCell(1, 0)
+    qtbot.keyClick(table, Qt.Key.Key_Return)
+    shown = pane.results.rows[1].run
+    assert [r.token_id for r in window.step_chart.records] == [r.token_id for r in shown.records]
+    assert window.last_result == shown.result
+    assert window.output_view.raw.toPlainText() == shown.result.text
+
+    # Run again: both samples come from the cache, and double-click opens one too.
+    with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
+        assert pane.run()
+    assert pane.suite_run is not None and pane.suite_run.cached == 2
+    window.panes.show_pane("suite")  # tabbed behind the prompt: a click needs it in front
+    qtbot.waitUntil(table.isVisible)
+    rect = table.visualItemRect(table.item(0, 0))
+    assert rect.isValid(), rect
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    first = pane.results.rows[0].run
+    assert [r.token_id for r in window.step_chart.records] == [r.token_id for r in first.records]
+
+
+def test_cancel_mid_run_keeps_the_finished_samples(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    _tiny(window, tmp_path, samples=3)
+    pane = window.suites.pane
+    pane.use_cache.setChecked(False)
+    # Cancel as soon as the first sample has finished: the second stops between two steps.
+    window.controller.sig_suite_progress.connect(lambda p: p.done == 1 and pane.cancel())
+    with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
+        assert pane.run()
+    done = pane.suite_run
+    assert done is not None and done.cancelled
+    assert 1 <= len(done.samples) < 6
+    first = done.samples[0]
+    assert first.result.finish_reason is not FinishReason.CANCELLED and first.n_tokens > 0
+    assert pane.results.table.rowCount() == len(done.samples)
+    assert "No verdict" in pane.results.summary.text()
+    assert "cancelled" in pane.results.summary.text()
+    assert pane.eta.text().startswith("Cancelled")
+    assert pane.run_button.isEnabled() and window.run_action.isEnabled()
