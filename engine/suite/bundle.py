@@ -5,7 +5,8 @@ has just run is read back, not decoded again) rather than reading a result file:
 file holds neither the grammar nor the model's hash, so it could not prove that the bundle
 is what was tested. The bundle holds:
 
-- schema.json: the suite's schema text, byte for byte; grammar.gbnf: the compiled grammar
+- schema.json: the suite's schema text, byte for byte as it was compiled and hashed (a schema
+  file as read, its line ends made \n); grammar.gbnf: the compiled grammar
   that was tested (grammar.llguidance.json for the llguidance compiler, which makes no GBNF);
 - suite.json: the suite, self-contained (its cases inline, its schema read from schema.json);
 - report.json (`maskscope test --json`'s result) and report.html (self-contained, no script);
@@ -140,13 +141,17 @@ def export_suite(
     suite: Suite,
     out: Path,
     *,
+    samples: int | None = None,
     cache: RunCache | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> Exported:
-    """Run the suite (cached samples read back) and write its bundle to `out`. A cancelled
-    run writes nothing: a bundle is a statement about a finished test."""
+    """Run the suite, `samples` per case (the suite's own count by default; cached samples
+    read back), and write its bundle to `out`. A cancelled run writes nothing: a bundle is
+    a statement about a finished test."""
     previous_bundle(out)  # a folder the bundle cannot go to fails before the run, not after
+    if samples is not None:  # the shipped suite says how many samples were tested
+        suite = dataclasses.replace(suite, samples=samples)
     run = run_suite(model, suite, cache=cache, should_stop=should_stop, on_progress=on_progress)
     if run.cancelled:
         return Exported(run, None, {})

@@ -61,7 +61,8 @@ def _head(tested: Tested) -> str:
         f"# Tested schema: {md(s.name)}",
         "",
         f"**{_OUTCOME[tested.exit_code]}** (`maskscope test` exit code {tested.exit_code}): "
-        f"{tested.summary.n_cases} case(s) × {s.samples} sample(s) on the model below, under "
+        f"{tested.summary.n_cases} case(s), {tested.summary.n_samples} sample(s) in all, on "
+        "the model below, under "
         f"the grammar in `{tested.grammar_file}` (compiler `{tested.compiled.compiler}`, mask "
         f"backend `{s.backend}`).",
     ]

@@ -220,9 +220,10 @@ def test_a_failing_suite_is_exported_as_failed_over_the_old_bundle(bundle, model
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("engine.suite.cache.default_folder", lambda: root / "cache")
         mp.setattr("engine.model.llama.Model.load", lambda *a, **k: model)
-        assert main(["export", str(suite), "--out", str(out)]) == 1
+        assert main(["export", str(suite), "--out", str(out), "--samples", "2"]) == 1
     captured = capsys.readouterr()
-    assert "2/2 samples · 2 cached" in captured.err  # read back, not decoded again
+    assert "4/4 samples · 2 cached" in captured.err  # seeds 0 read back, seeds 1 decoded
+    assert json.loads((out / "suite.json").read_text())["samples"] == 2
     assert "FAILED (exit 1)" in captured.out
     assert not stale.exists()
     readme = (out / "README.md").read_text(encoding="utf-8")
@@ -249,3 +250,23 @@ def test_a_cancelled_run_writes_no_bundle(model, tmp_path):
         model, suite, tmp_path / "out", cache=RunCache(tmp_path / "c"), should_stop=lambda: True
     )
     assert done.run.cancelled and done.tested is None and not (tmp_path / "out").exists()
+
+
+def test_the_shipped_suite_holds_its_cases_file_inline_and_reads_schema_json(model, tmp_path):
+    from engine.suite.load import suite_from_json
+
+    (tmp_path / "cases.csv").write_text("id,note,expected.ok\nwin,We won.,true\n")
+    (tmp_path / "schema.v2.json").write_text(json.dumps(SCHEMA, indent=4) + "\r\n")
+    data = {k: v for k, v in SUITE.items() if k != "schema"}
+    data |= {"schema_file": "schema.v2.json", "cases_file": "cases.csv"}
+    suite = suite_from_json(data, tmp_path)
+    run = SuiteRun((), (), False, 0, 0.0, planned=0)
+    bundling.write_bundle(tmp_path / "out", bundling.tested_of(model, suite, run))
+    shipped = json.loads((tmp_path / "out" / "suite.json").read_text())
+    assert shipped["schema_file"] == "schema.json" and "cases_file" not in shipped
+    back = load_suite(str(tmp_path / "out" / "suite.json"))
+    assert back.schema_text == suite.schema_text
+    assert [(c.id, c.vars, c.expected) for c in back.cases] == [
+        (c.id, c.vars, c.expected) for c in suite.cases
+    ]
+    assert [c.id for c in back.cases] == ["good", "bad", "win"]
