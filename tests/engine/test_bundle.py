@@ -270,3 +270,13 @@ def test_the_shipped_suite_holds_its_cases_file_inline_and_reads_schema_json(mod
         (c.id, c.vars, c.expected) for c in suite.cases
     ]
     assert [c.id for c in back.cases] == ["good", "bad", "win"]
+
+
+def test_the_exported_grammar_accepts_the_tested_outputs(bundle, model):
+    from engine.check.feed import grammar_accepts
+
+    gbnf = (bundle / "grammar.gbnf").read_text(encoding="utf-8")
+    outputs = [s["text"] for s in json.loads((bundle / "report.json").read_text())["samples"]]
+    assert len(outputs) == 2
+    assert all(grammar_accepts(model, gbnf, text) for text in outputs)
+    assert not grammar_accepts(model, gbnf, '{"ok": "yes"}')
