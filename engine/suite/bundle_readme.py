@@ -161,7 +161,8 @@ _USES = {
     "snippets/openai_response_format.json": "an OpenAI-compatible `/v1/chat/completions` "
     'request with `response_format` `{"type": "json_schema", ..., "strict": true}`',
     "promptfooconfig.yaml": "the cases as promptfoo `vars` with `is-json` against "
-    "`file://schema.json`: `npx promptfoo@latest eval`",
+    "`file://schema.json` and each expected field value as a `javascript` assertion: "
+    "`npx promptfoo@latest eval`",
 }
 
 

@@ -1,6 +1,6 @@
-"""The bundle's promptfooconfig.yaml: the suite's cases as promptfoo `vars`, its prompt, and
-an `is-json` assertion against `file://schema.json`, so a team on promptfoo keeps testing the
-same schema there.
+"""The bundle's promptfooconfig.yaml: the suite's cases as promptfoo `vars`, its prompt, an
+`is-json` assertion against `file://schema.json`, and each expected field value as a
+`javascript` assertion, so a team on promptfoo keeps testing the same schema there.
 
 It is written without a YAML library, as JSON: YAML 1.2 (js-yaml, which promptfoo reads its
 config with) is a superset of JSON. The only care JSON needs to be YAML too is characters
@@ -17,7 +17,8 @@ import json
 import re
 from typing import Any
 
-from engine.suite.format import Suite
+from engine.suite.format import Case, Expectation, Suite
+from engine.suite.jsonpath import parse_path
 from engine.suite.snippets import SCHEMA_FILE, SERVER_URL, openai_request
 from engine.suite.template import _PLACEHOLDER
 
@@ -65,8 +66,48 @@ def promptfoo_config(suite: Suite, model: str) -> dict[str, Any]:
             }
         ],
         "defaultTest": {"assert": [{"type": "is-json", "value": f"file://{SCHEMA_FILE}"}]},
-        "tests": [{"description": case.id, "vars": dict(case.vars)} for case in suite.cases],
+        "tests": [_test(case) for case in suite.cases],
     }
+
+
+def _test(case: Case) -> dict[str, Any]:
+    test: dict[str, Any] = {"description": case.id, "vars": dict(case.vars)}
+    if case.expected:
+        test["assert"] = [
+            {"type": "javascript", "value": expectation_js(e), "metric": "field_accuracy"}
+            for e in case.expected
+        ]
+    return test
+
+
+# JSON equality, as engine/suite/format.same_json: 1 equals 1.0, key order does not count.
+_SAME_JSON = (
+    "(function same(a, b) { if (a === b) return true; "
+    "if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null "
+    "|| Array.isArray(a) !== Array.isArray(b)) return false; "
+    "const ka = Object.keys(a), kb = Object.keys(b); "
+    "return ka.length === kb.length && ka.every((k) => "
+    "Object.prototype.hasOwnProperty.call(b, k) && same(a[k], b[k])); })"
+)
+
+
+def expectation_js(e: Expectation) -> str:
+    """A promptfoo `javascript` assertion (one expression over `output`) that holds where the
+    expectation does. Values and keys are JSON literals, which JavaScript reads as written;
+    a regex is the suite's pattern, anchored, read by JavaScript's RegExp."""
+    found = "JSON.parse(output)" + "".join(
+        f"?.[{json.dumps(step, ensure_ascii=False)}]" for step in parse_path(e.path)
+    )
+    value = json.dumps(e.value, ensure_ascii=False)
+    if e.kind == "equals":
+        return f"{_SAME_JSON}({found}, {value})"
+    if e.kind == "regex":
+        return (
+            f"((v) => v !== undefined && new RegExp('^(?:' + {value} + ')$')"
+            f".test(typeof v === 'string' ? v : JSON.stringify(v)))({found})"
+        )
+    tolerance = json.dumps(e.tolerance or 0.0)
+    return f"((v) => typeof v === 'number' && Math.abs(v - {value}) <= {tolerance})({found})"
 
 
 def yaml_text(config: dict[str, Any], header: str) -> str:

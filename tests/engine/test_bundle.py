@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,10 @@ from engine.records import FinishReason, RunResult
 from engine.runs.provenance import model_digest
 from engine.suite import bundle as bundling  # its names tested_of and Tested look like tests
 from engine.suite.bundle_readme import fenced, md
+from engine.suite.format import Expectation
 from engine.suite.load import load_suite
 from engine.suite.metrics import sample_from_run
-from engine.suite.promptfoo import nunjucks_prompt
+from engine.suite.promptfoo import expectation_js, nunjucks_prompt
 from engine.suite.run import SuiteRun
 
 HOSTILE = '<script>alert(1)</script> </textarea> {{ 1 }} "q"'  # {{ 1 }}: no placeholder
@@ -144,10 +146,10 @@ def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
     # PyYAML is not a dependency; the file is JSON after its comment lines, and JSON is YAML.
     body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
     config = json.loads(body)
-    assert config["tests"] == [
-        {"description": "good", "vars": {"note": "We won the contract."}},
-        {"description": "bad", "vars": {"note": "The server burned down."}},
-    ]
+    good, bad = config["tests"]
+    assert good["description"] == "good" and good["vars"] == {"note": "We won the contract."}
+    assert [a["type"] for a in good["assert"]] == ["javascript"]  # $.ok equals true
+    assert bad == {"description": "bad", "vars": {"note": "The server burned down."}}
     assert config["defaultTest"]["assert"] == [{"type": "is-json", "value": "file://schema.json"}]
     assert config["prompts"] == [nunjucks_prompt(PROMPT)]
     assert config["providers"][0]["config"]["max_tokens"] == 20
@@ -280,3 +282,22 @@ def test_the_exported_grammar_accepts_the_tested_outputs(bundle, model):
     assert len(outputs) == 2
     assert all(grammar_accepts(model, gbnf, text) for text in outputs)
     assert not grammar_accepts(model, gbnf, '{"ok": "yes"}')
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run JavaScript")
+def test_expected_values_become_javascript_assertions_that_hold_where_they_do():
+    cases = [
+        (Expectation("$.ok", "equals", True), '{"ok": true}', '{"ok": 1}'),
+        (Expectation("$.a", "equals", {"x": [1, 2]}), '{"a": {"x": [1.0, 2]}}', '{"a": {}}'),
+        (Expectation('$.items[0]["unit price"]', "tolerance", 2.5, 0.01),
+         '{"items": [{"unit price": 2.505}]}', '{"items": []}'),
+        (Expectation("$.code", "regex", "[A-Z]{3}"), '{"code": "EUR"}', '{"code": "EURO"}'),
+    ]  # fmt: skip
+    for expectation, passing, failing in cases:
+        js = expectation_js(expectation)
+        for output, want in ((passing, True), (failing, False)):
+            program = f"const output = {json.dumps(output)}; console.log(String({js}));"
+            done = subprocess.run(
+                ["node", "-e", program], capture_output=True, text=True, timeout=30, check=True
+            )
+            assert done.stdout.strip() == str(want).lower(), (expectation, output)
