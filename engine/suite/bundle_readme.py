@@ -186,8 +186,10 @@ def _converter(tested: Tested) -> str:
         "",
         "So `json_schema` and `response_format` are not what was tested. To run the tested "
         "grammar on a llama.cpp server, send `grammar.gbnf` in `grammar` "
-        "(`snippets/llama_server_grammar.json`). Some servers ignore `response_format` "
-        "without an error: check that their outputs follow the schema.",
+        "(`snippets/llama_server_grammar.json`). llama-cpp-python's own server "
+        "(`python -m llama_cpp.server`) takes the same `grammar` on `/v1/completions` (with "
+        "`max_tokens` for `n_predict`), but there it ignores `response_format` without an "
+        "error. Whatever the server, check that its outputs follow the schema.",
     ]
     return "\n".join(lines)
 

@@ -146,6 +146,12 @@ def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
     # PyYAML is not a dependency; the file is JSON after its comment lines, and JSON is YAML.
     body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
     config = json.loads(body)
+    try:
+        import yaml  # not a dependency: checked where it happens to be installed
+    except ImportError:
+        pass
+    else:
+        assert yaml.safe_load(text) == config
     good, bad = config["tests"]
     assert good["description"] == "good" and good["vars"] == {"note": "We won the contract."}
     assert [a["type"] for a in good["assert"]] == ["javascript"]  # $.ok equals true
