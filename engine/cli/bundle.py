@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from engine.cli.suite import _positive
+from engine.cli.suite import positive_int
 from engine.model.options import add_model_arguments, model_settings
 
 
@@ -29,14 +29,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("suite", metavar="SUITE", help="a suite file (.suite.json)")
     p.add_argument("--out", metavar="DIR", required=True, help="the bundle's folder")
-    p.add_argument("--samples", type=_positive, help="samples per case (default: the suite's)")
+    p.add_argument("--samples", type=positive_int, help="samples per case (default: the suite's)")
     p.add_argument("--no-cache", action="store_true", help="decode every sample again")
     add_model_arguments(p)
     p.set_defaults(func=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from engine.cli.suite import _progress_printer  # the same bar as `maskscope test`
+    from engine.cli.suite import progress_printer  # the same bar as `maskscope test`
     from engine.llama_build.verdict import ensure_build_runs
     from engine.model.llama import Model
     from engine.suite.bundle import export_suite
@@ -58,7 +58,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             samples=args.samples,
             cache=None if args.no_cache else RunCache(),
             should_stop=stop.is_set,
-            on_progress=_progress_printer(),
+            on_progress=progress_printer(),
         )
     finally:
         signal.signal(signal.SIGINT, previous)

@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="compare two --json results instead (schema v1 against v2, one compiler against "
         "another): per case what changed, regressions first; exit 1 on a regression",
     )
-    p.add_argument("--samples", type=_positive, help="samples per case (default: the suite's)")
+    p.add_argument("--samples", type=positive_int, help="samples per case (default: the suite's)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     p.add_argument("--no-cache", action="store_true", help="decode every sample again")
@@ -47,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_test)
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
             samples=args.samples,
             cache=None if args.no_cache else RunCache(),
             should_stop=stop.is_set,
-            on_progress=_progress_printer(),
+            on_progress=progress_printer(),
         )
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -147,7 +147,7 @@ def _write(path: str, text: str) -> None:
         raise MaskscopeError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _progress_printer() -> Callable[[Progress], None]:
+def progress_printer() -> Callable[[Progress], None]:
     tty = sys.stderr.isatty()
 
     def show(p: Progress) -> None:

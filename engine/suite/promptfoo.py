@@ -20,7 +20,7 @@ from typing import Any
 from engine.suite.format import Case, Expectation, Suite
 from engine.suite.jsonpath import parse_path
 from engine.suite.snippets import SCHEMA_FILE, SERVER_URL, openai_request
-from engine.suite.template import _PLACEHOLDER
+from engine.suite.template import PLACEHOLDER
 
 _NUNJUCKS = re.compile(r"\{[{%#]|[}%#]\}")
 _RAW_END = "{% endraw %}"
@@ -35,7 +35,7 @@ def nunjucks_prompt(template: str) -> str:
     """The suite's template as a Nunjucks one: the same placeholders, the rest kept raw."""
     parts: list[str] = []
     last = 0
-    for m in _PLACEHOLDER.finditer(template):
+    for m in PLACEHOLDER.finditer(template):
         parts.append(_raw(template[last : m.start()]))
         parts.append("{{ " + m.group(1) + " }}")
         last = m.end()

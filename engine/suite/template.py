@@ -15,12 +15,12 @@ from engine.errors import SuiteError
 
 # Only {{identifier}} (spaces allowed inside) is a placeholder; other braces, such as a JSON
 # example in the prompt, are left as they are.
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 def placeholders(template: str) -> tuple[str, ...]:
     """The names the template uses, each once, in order of first use."""
-    return tuple(dict.fromkeys(_PLACEHOLDER.findall(template)))
+    return tuple(dict.fromkeys(PLACEHOLDER.findall(template)))
 
 
 def render_prompt(template: str, values: Mapping[str, str]) -> str:
@@ -30,7 +30,7 @@ def render_prompt(template: str, values: Mapping[str, str]) -> str:
     if missing:
         names = ", ".join(f"{{{{{name}}}}}" for name in missing)
         raise SuiteError(f"no value for the prompt's {names}")
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+    return PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
 def unused_values(template: str, values: Mapping[str, str]) -> list[str]:
