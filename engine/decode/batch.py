@@ -15,8 +15,11 @@ where the draw falls at a boundary that moved.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,12 +106,16 @@ def generate_batch(
         for s in seqs:
             s.backend.close()
         raise
+    workers = min(len(seqs), os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="batch-seq") if workers > 1 else None
     try:
         t0 = time.perf_counter()
         ctx.start(tokens)
         prompt_ms = (time.perf_counter() - t0) * 1000.0
-        _decode_all(model, ctx, seqs, prompt_ms, t_start, should_stop, on_step)
+        _decode_all(model, ctx, seqs, prompt_ms, t_start, should_stop, on_step, pool)
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
         ctx.close()
         for s in seqs:
             s.backend.close()
@@ -161,6 +168,7 @@ def _decode_all(
     t_start: float,
     should_stop: Callable[[], bool],
     on_step: Callable[[int, StepRecord], None] | None,
+    pool: ThreadPoolExecutor | None,
 ) -> None:
     live = list(seqs)
     rows: dict[int, int] = {}  # seq_id -> its row in the last forward pass
@@ -171,11 +179,14 @@ def _decode_all(
             _end(live, FinishReason.CANCELLED, "", t_start)
             return
         shared_mask_ms = _fill_masks(live)
+        logits = [ctx.prompt_logits() if step == 0 else ctx.logits(rows[s.seq_id]) for s in live]
+        one = functools.partial(_step, model, step, forward_ms, shared_mask_ms, t_start)
+        # llama.cpp is idle between forward passes, so the sequences' own work (softmax,
+        # view, record: NumPy drops the GIL) shares every core; each touches only its own.
+        tokens = list(map(one, live, logits) if pool is None else pool.map(one, live, logits))
         chosen: list[tuple[_Sequence, int]] = []
-        for s in live:
-            logits = ctx.prompt_logits() if step == 0 else ctx.logits(rows[s.seq_id])
-            token = _step(model, s, step, logits, forward_ms, shared_mask_ms, t_start)
-            if s.records and on_step is not None and s.records[-1].step == step:
+        for s, token in zip(live, tokens, strict=True):
+            if on_step is not None and s.records and s.records[-1].step == step:
                 on_step(s.seq_id, s.records[-1])
             if token is not None:
                 chosen.append((s, token))
@@ -209,12 +220,12 @@ def _fill_masks(live: list[_Sequence]) -> float:
 
 def _step(
     model: Model,
-    s: _Sequence,
     step: int,
-    logits: np.ndarray,
     forward_ms: float,
     shared_mask_ms: float,
     t_start: float,
+    s: _Sequence,
+    logits: np.ndarray,
 ) -> int | None:
     """One sequence's step, as generate() makes it; the token to feed next, or None once
     the sequence has finished."""

@@ -3,6 +3,7 @@ llguidance's own grammar when its JSON Schema compiler made it."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import warnings
@@ -165,7 +166,7 @@ def fill_masks(backends: Sequence[LlguidanceBackend]) -> None:
     if not todo:
         return
     if _executor is None:
-        _executor = llguidance.LLExecutor()
+        _executor = llguidance.LLExecutor(os.cpu_count())  # its default leaves a core out
     for b in todo:
         b._settle()
     # Rows as wide as the backends' own: llguidance's vocabulary can outsize the model's.

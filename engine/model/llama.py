@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -143,7 +144,8 @@ class Model:
         self.n_ctx = min(settings.n_ctx, int(llama_cpp.llama_n_ctx(ctx)))
         self.n_batch = int(llama_cpp.llama_n_batch(ctx))
         self._one = (llama_cpp.llama_token * 1)()
-        self._piece_buf = ctypes.create_string_buffer(256)
+        # One buffer per thread: a batch of sequences makes its records on several.
+        self._piece_bufs = threading.local()
         self.n_past = 0
         self._logits_address: int | None = None
         self._logits_view = np.empty(0, dtype=np.float32)
@@ -197,7 +199,10 @@ class Model:
 
     def piece(self, token: int) -> bytes:
         """The bytes the token adds to the output (special tokens as their text)."""
-        return _piece(self.vocab, self._piece_buf, token)
+        buf = getattr(self._piece_bufs, "buf", None)
+        if buf is None:
+            buf = self._piece_bufs.buf = ctypes.create_string_buffer(256)
+        return _piece(self.vocab, buf, token)
 
     @lru_cache(maxsize=65536)  # noqa: B019 - one Model per process, lives as long as it
     def output_text(self, token: int) -> str:
