@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--samples", type=positive_int, help="samples per case (default: the suite's)")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    p.add_argument(
+        "--html", metavar="FILE", help="also write a self-contained HTML report (no script)"
+    )
     p.add_argument("--no-cache", action="store_true", help="decode every sample again")
     add_model_arguments(p)
     p.set_defaults(func=cmd_test)
@@ -127,6 +130,12 @@ def _run(args: argparse.Namespace) -> int:
         from engine.suite.junit import junit_xml
 
         _write(args.junit, junit_xml(summary, verdict, suite.name))
+    if args.html:
+        from engine.suite.bundle import tested_hashes, tested_of
+        from engine.suite.bundle_report import bundle_report
+
+        tested = tested_of(model, suite, done)
+        _write(args.html, bundle_report(tested, tested_hashes(tested)))
     if args.json:
         import json
 

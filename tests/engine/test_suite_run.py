@@ -56,9 +56,13 @@ def _write(tmp_path: Path, data: dict) -> str:
 @pytest.mark.slow
 def test_thresholds_pass_then_fail_and_the_second_run_is_cached(tmp_path, cache_folder, capsys):
     passing = _write(tmp_path, _suite({"min_validity": 0.9, "max_truncation": 0.0}))
-    assert main(["test", passing, "--json"]) == 0
+    html, junit = tmp_path / "report.html", tmp_path / "junit.xml"
+    assert main(["test", passing, "--json", "--html", str(html), "--junit", str(junit)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["passed"] and out["metrics"]["validity_rate"] == 1.0
+    page = html.read_text(encoding="utf-8")
+    assert "Content-Security-Policy" in page and "<script" not in page and "usd-2" in page
+    assert 'tests="' in junit.read_text(encoding="utf-8")
     assert len(list(cache_folder.rglob("*.json"))) == 2
 
     failing = _write(tmp_path, _suite({"min_field_accuracy": 1.0}, expected="EUR"))
