@@ -243,6 +243,10 @@ class SuiteEditor(QWidget):
         return names
 
     @property
+    def title_name(self) -> str:
+        return self._base.name
+
+    @property
     def modified(self) -> bool:
         return self._dirty or not self.undo_stack.isClean()
 

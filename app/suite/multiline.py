@@ -17,7 +17,9 @@ Index = QModelIndex | QPersistentModelIndex
 
 class MultilineDelegate(QStyledItemDelegate):
     def displayText(self, value: Any, locale: QLocale) -> str:
-        return super().displayText(value, locale).replace("\n", LINE_BREAK)
+        # Qt's own text has turned each line break into U+2028, which draws a new line.
+        text = super().displayText(value, locale)
+        return text.replace("\u2028", LINE_BREAK).replace("\n", LINE_BREAK)
 
     def createEditor(self, parent: QWidget, option: Any, index: Index) -> QWidget:
         editor = QPlainTextEdit(parent)

@@ -86,11 +86,13 @@ class Suites(QObject):
         self.window.status.showMessage(f"Opened the example suite {suite.name}", 5000)
         return True
 
-    def open_sample(self, run: SavedRun) -> None:
+    def open_sample(self, run: SavedRun, name: str = "") -> None:
         """A sample's run in the chart, output and timeline (the editors stay as they are)."""
         self.window.show_run(run)
         self.window.panes.show_pane("chart")
-        self.window.status.showMessage("Showing a suite sample in the chart and output", 0)
+        suite = self.pane.editor.title_name
+        shown = f"{name} of the suite {suite}" if name else f"a sample of the suite {suite}"
+        self.window.status.showMessage(f"Showing {shown} in the chart and output", 0)
 
     def _running(self, on: bool) -> None:
         # The window's own Run would be refused while the model serves the suite.

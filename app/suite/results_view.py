@@ -66,7 +66,7 @@ def verdict_html(summary: Summary, verdict: Verdict) -> str:
         head = f"<b style='color:{PASSED_COLOUR}'>Passed</b>: every threshold holds"
     n_failing = sum(not s.passed for s in summary.samples)
     numbers = (
-        f"{summary.n_samples} samples of {summary.n_cases} cases, {n_failing} failing · "
+        f"{summary.n_samples} samples of {summary.n_cases} cases, {n_failing} failing their case · "
         f"validity {_pct(summary.validity_rate)} · truncated {_pct(summary.truncation_rate)} · "
         f"fields {_pct(summary.field_accuracy)} · valid mass mean "
         f"{_mass(summary.mean_valid_mass)}, min {_mass(summary.min_valid_mass)} · "
@@ -81,7 +81,7 @@ def verdict_html(summary: Summary, verdict: Verdict) -> str:
 
 
 class ResultsView(QWidget):
-    sig_open = Signal(object)  # the SavedRun of the sample asked for
+    sig_open = Signal(object, str)  # the SavedRun of the sample asked for, and its name
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -130,7 +130,9 @@ class ResultsView(QWidget):
     def open_row(self, visual_row: int) -> None:
         item = self.table.item(visual_row, 0)
         if item is not None:
-            self.sig_open.emit(self.rows[item.data(Qt.ItemDataRole.UserRole)].run)
+            row = self.rows[item.data(Qt.ItemDataRole.UserRole)]
+            s = row.sample
+            self.sig_open.emit(row.run, f"case {s.case_id}, sample {s.index} (seed {s.seed})")
 
     def _fill(self, r: int) -> None:
         s = self.rows[r].sample

@@ -46,7 +46,7 @@ def eta_text(seconds: float | None) -> str:
 
 class SuitePane(QWidget):
     sig_running = Signal(bool)  # a suite run started (True) or ended (False)
-    sig_open = Signal(object)  # a sample's SavedRun, to show in the main views
+    sig_open = Signal(object, str)  # a sample's SavedRun, to show in the main views; its name
 
     def __init__(
         self,

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QGuiApplication
 
 from app.suite.cases_table import CaseRow
@@ -84,6 +84,13 @@ def test_a_case_added_an_instance_pasted_and_marked_bad_save_and_read_back_equal
     # The cell shows the value as JSON now, which reads back the same.
     assert again.cases.rows[-1].expected == '$.currency = "UNKNOWN"'
     assert again.instances.rows == editor.instances.rows
+
+
+def test_a_value_over_several_lines_shows_its_line_breaks(editor: SuiteEditor) -> None:
+    delegate = editor.cases.itemDelegate()
+    assert delegate.displayText("Invoice 5512\nGreen Valley", QLocale()) == (
+        "Invoice 5512 ⏎ Green Valley"
+    )
 
 
 def test_add_and_remove_undo_and_redo(qtbot, editor: SuiteEditor) -> None:

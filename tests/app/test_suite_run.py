@@ -64,6 +64,8 @@ def test_a_suite_run_shows_progress_results_and_opens_a_sample(
     assert [r.token_id for r in window.step_chart.records] == [r.token_id for r in shown.records]
     assert window.last_result == shown.result
     assert window.output_view.raw.toPlainText() == shown.result.text
+    sample = pane.results.rows[1].sample
+    assert f"case {sample.case_id}, sample 0 (seed {sample.seed})" in window.status.currentMessage()
 
     # Run again: both samples come from the cache, and double-click opens one too.
     with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
