@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
 from PySide6.QtGui import QGuiApplication, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -110,7 +111,7 @@ class SuiteEditor(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         files = QHBoxLayout()
         self.open_button = self._button("Open…", self.open_dialog, "Open a suite file")
-        self.save_button = self._button("Save", self.save, "Save the suite (Ctrl+S here)")
+        self.save_button = self._button("Save", self.save, "Save the suite (Ctrl+S in this pane)")
         self.save_as_button = self._button("Save as…", self.save_as_dialog, "Save to a new file")
         for button in (self.open_button, self.save_button, self.save_as_button):
             files.addWidget(button)
@@ -141,7 +142,9 @@ class SuiteEditor(QWidget):
         self.remove_button = self._button(
             "Remove", self.cases.remove_selected, "Remove the selected cases (Del)"
         )
-        self.undo_button = self._button("Undo", self.undo_stack.undo, "Undo the last table edit")
+        self.undo_button = self._button(
+            "Undo", self.undo_stack.undo, "Undo the last table edit (Ctrl+Z)"
+        )
         self.redo_button = self._button("Redo", self.undo_stack.redo, "Redo")
         self.undo_stack.canUndoChanged.connect(self.undo_button.setEnabled)
         self.undo_stack.canRedoChanged.connect(self.redo_button.setEnabled)
@@ -162,7 +165,7 @@ class SuiteEditor(QWidget):
         layout.setContentsMargins(0, 4, 0, 0)
         row = QHBoxLayout()
         row.addWidget(
-            self._button("Paste", self.paste_instance, "Add the JSON output on the clipboard")
+            self._button("Paste", self.paste_instance, "Add the output on the clipboard (Ctrl+V)")
         )
         row.addWidget(
             self._button("Mark good", lambda: self.instances.mark_selected(True), "Must accept")
@@ -190,12 +193,28 @@ class SuiteEditor(QWidget):
     def _connect(self) -> None:
         for table in (self.cases, self.instances):
             table.sig_changed.connect(self._changed)
-        self.undo_stack.cleanChanged.connect(lambda _clean: self._show_title())
+        # A bound slot, not a lambda: Qt drops it with this widget, before the stack it
+        # owns says "clean" once more while it is deleted.
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.prompt.textChanged.connect(self._prompt_edited)
         self.samples.valueChanged.connect(lambda _v: self._edited())
         for box in self.thresholds.values():
             box.on.toggled.connect(lambda _on: self._edited())
             box.box.valueChanged.connect(lambda _v: self._edited())
+
+    def event(self, event: QEvent) -> bool:
+        # The window's Save, Undo, Redo and Paste act on the schema and the prompt; with the
+        # focus in these tables they are the suite's (a cell being edited keeps its own).
+        if event.type() == QEvent.Type.ShortcutOverride and self._own_shortcut(event):
+            event.accept()
+            return True
+        return super().event(event)
+
+    def _own_shortcut(self, event: Any) -> bool:
+        keys = QKeySequence.StandardKey
+        if any(event.matches(k) for k in (keys.Save, keys.Undo, keys.Redo)):
+            return True
+        return event.matches(keys.Paste) and self.instances.hasFocus()
 
     def keyPressEvent(self, event: Any) -> None:
         if event.matches(QKeySequence.StandardKey.Save):
@@ -204,6 +223,8 @@ class SuiteEditor(QWidget):
             self.undo_stack.undo()
         elif event.matches(QKeySequence.StandardKey.Redo):
             self.undo_stack.redo()
+        elif event.matches(QKeySequence.StandardKey.Paste) and self.instances.hasFocus():
+            self.paste_instance()
         elif event.key() == Qt.Key.Key_Insert and self.tabs.currentIndex() == 0:
             self.cases.add_case()
         elif event.key() == Qt.Key.Key_Delete and self.cases.hasFocus():
@@ -328,7 +349,23 @@ class SuiteEditor(QWidget):
         self.set_suite(suite, path)
         return True
 
+    def may_discard(self) -> bool:
+        """Whether the edits may go (there are none, or the user says so)."""
+        if not self.modified:
+            return True
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self,
+            "Unsaved suite",
+            f"The suite {self._base.name} has edits that are not saved. Discard them?",
+            buttons.Discard | buttons.Cancel,
+            buttons.Cancel,
+        )
+        return answer == buttons.Discard
+
     def open_dialog(self) -> None:
+        if not self.may_discard():
+            return
         path, _ = QFileDialog.getOpenFileName(self, "Open suite", "", SUITE_FILTER)
         if path:
             self.open_file(path)
@@ -378,6 +415,10 @@ class SuiteEditor(QWidget):
         self._show_title()
         self.validate()
         self.sig_changed.emit()
+
+    @Slot(bool)
+    def _clean_changed(self, _clean: bool) -> None:
+        self._show_title()
 
     def _show_title(self) -> None:
         where = self.path or "not saved"

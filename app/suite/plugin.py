@@ -76,6 +76,8 @@ class Suites(QObject):
     # --- what the menu and the pane do -----------------------------------------------------
     def open_bundled(self, name: str) -> bool:
         """Open a bundled suite in the Suite pane; Save then asks for a file of one's own."""
+        if not self.pane.editor.may_discard():
+            return False
         try:
             suite = load_bundled_suite(name)
         except MaskscopeError as e:
