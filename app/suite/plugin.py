@@ -97,8 +97,11 @@ class Suites(QObject):
         self.window.status.showMessage(f"Showing {shown} in the chart and output", 0)
 
     def _running(self, on: bool) -> None:
-        # The window's own Run would be refused while the model serves the suite.
-        self.window.run_action.setEnabled(not on)
+        # The window's own Run would be refused while the model serves the suite, and an
+        # automatic rerun after a schema edit would stop the suite: both wait for its end.
+        w = self.window
+        w.run_action.setEnabled(not on)
+        w.auto_rerun.set_enabled(not on and w.auto_rerun_action.isChecked())
 
 
 def install_suites(window: MainWindow) -> Suites:

@@ -40,10 +40,13 @@ def test_a_suite_run_shows_progress_results_and_opens_a_sample(
     pane = window.suites.pane
     seen: list[Progress] = []
     window.controller.sig_suite_progress.connect(seen.append)
+    window.auto_rerun_action.setChecked(True)
     with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
         assert pane.run()
         assert not window.run_action.isEnabled() and pane.cancel_button.isEnabled()
         assert not window.run()  # the model serves the suite: the window's Run waits
+        assert not window.auto_rerun.enabled  # a schema edit must not stop the suite
+    assert window.auto_rerun.enabled
     assert [(p.done, p.total) for p in seen] == [(1, 2), (2, 2)]
     assert pane.progress.value() == 2 and pane.progress.maximum() == 2
     assert window.run_action.isEnabled() and not pane.cancel_button.isEnabled()
