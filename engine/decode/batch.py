@@ -112,7 +112,7 @@ def generate_batch(
         t0 = time.perf_counter()
         ctx.start(tokens)
         prompt_ms = (time.perf_counter() - t0) * 1000.0
-        _decode_all(model, ctx, seqs, prompt_ms, t_start, should_stop, on_step, pool)
+        _decode_all(model, ctx, seqs, len(tokens), prompt_ms, t_start, should_stop, on_step, pool)
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -164,6 +164,7 @@ def _decode_all(
     model: Model,
     ctx: BatchContext,
     seqs: list[_Sequence],
+    n_prompt: int,
     prompt_ms: float,
     t_start: float,
     should_stop: Callable[[], bool],
@@ -193,6 +194,9 @@ def _decode_all(
         live = [s for s, _ in chosen]
         if not live or step == max_tokens - 1:  # nothing left to read a next step's logits
             break
+        if n_prompt + step + 1 > model.n_ctx:  # where a single run's context is full, too
+            _end(live, FinishReason.ERROR, f"the context of {model.n_ctx} tokens is full", t_start)
+            return
         t = time.perf_counter()
         try:
             ctx.step([s.seq_id for s in live], [tok for _, tok in chosen], [step] * len(live))

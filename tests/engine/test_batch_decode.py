@@ -95,3 +95,21 @@ def test_a_batch_refuses_a_cross_check(model, currency):
     ex, compiled = currency
     with pytest.raises(GrammarError, match="cross-check"):
         generate_batch(model, compiled, ex.prompt, GenerationSettings(cross_check=True), [0, 1])
+
+
+def test_a_batch_stops_where_a_single_runs_context_is_full(currency):
+    from engine.model.llama import Model
+    from engine.settings import ModelSettings
+
+    ex, compiled = currency
+    small = Model.load(ModelSettings(n_ctx=70))  # the prompt is 66 tokens: 4 more fit
+    try:
+        settings = GenerationSettings(max_tokens=24, temperature=0.7)
+        single, records = _single(small, compiled, ex.prompt, settings)
+        (run,) = generate_batch(small, compiled, ex.prompt, settings, [settings.seed])
+    finally:
+        small.close()
+    assert single.finish_reason is run.result.finish_reason is FinishReason.ERROR
+    assert run.result.message == single.message
+    assert run.result.text == single.text
+    assert [_untimed(r) for r in run.records] == [_untimed(r) for r in records]
