@@ -44,7 +44,7 @@ class InstancesTable(RowsTable):
         super().__init__(undo, parent)
 
     def columns(self) -> list[str]:
-        return ["good", "output", "description"]
+        return ["good", "description", "output"]  # the output stretches to the edge
 
     def cells(self, row: InstanceRow) -> list[QTableWidgetItem]:
         good = QTableWidgetItem("good" if row.valid else "bad")
@@ -53,14 +53,14 @@ class InstancesTable(RowsTable):
         )
         good.setCheckState(Qt.CheckState.Checked if row.valid else Qt.CheckState.Unchecked)
         good.setToolTip("Checked: the grammar must accept this output; unchecked: reject it")
-        return [good, text_item(row.output, tip=OUTPUT_TIP), text_item(row.description)]
+        return [good, text_item(row.description), text_item(row.output, tip=OUTPUT_TIP)]
 
     def edited(self, row: InstanceRow, column: int, item: QTableWidgetItem) -> InstanceRow:
         if column == 0:
             return dataclasses.replace(row, valid=item.checkState() == Qt.CheckState.Checked)
         if column == 1:
-            return dataclasses.replace(row, output=item.text())
-        return dataclasses.replace(row, description=item.text())
+            return dataclasses.replace(row, description=item.text())
+        return dataclasses.replace(row, output=item.text())
 
     def paste(self, text: str, valid: bool = True) -> bool:
         """A pasted output as a new instance (JSON is shown compact); False for no text."""
