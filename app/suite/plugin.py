@@ -102,6 +102,8 @@ class Suites(QObject):
         w = self.window
         w.run_action.setEnabled(not on)
         w.auto_rerun.set_enabled(not on and w.auto_rerun_action.isChecked())
+        if not on:  # the worker's last word was "Running the suite…"
+            w.status.showMessage(f"Suite {self.pane.editor.title_name}: {self.pane.eta.text()}", 0)
 
 
 def install_suites(window: MainWindow) -> Suites:

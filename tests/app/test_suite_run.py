@@ -47,6 +47,7 @@ def test_a_suite_run_shows_progress_results_and_opens_a_sample(
         assert not window.run()  # the model serves the suite: the window's Run waits
         assert not window.auto_rerun.enabled  # a schema edit must not stop the suite
     assert window.auto_rerun.enabled
+    assert window.status.currentMessage().startswith("Suite currency: Done in")
     assert [(p.done, p.total) for p in seen] == [(1, 2), (2, 2)]
     assert pane.progress.value() == 2 and pane.progress.maximum() == 2
     assert window.run_action.isEnabled() and not pane.cancel_button.isEnabled()
