@@ -116,6 +116,7 @@ class SuiteEditor(QWidget):
         for button in (self.open_button, self.save_button, self.save_as_button):
             files.addWidget(button)
         files.addWidget(self.title, 1)
+        self._files = files
         layout.addLayout(files)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self._cases_tab(), "Cases")
@@ -123,6 +124,12 @@ class SuiteEditor(QWidget):
         self.tabs.addTab(self._prompt_tab(), "Prompt && thresholds")
         layout.addWidget(self.tabs, 1)
         layout.addWidget(self.message)
+
+    def add_file_button(self, text: str, slot: Any, tip: str) -> QPushButton:
+        """A button beside Open and Save, for what the window adds (a suite of its own)."""
+        button = self._button(text, slot, tip)
+        self._files.insertWidget(0, button)
+        return button
 
     def _button(self, text: str, slot: Any, tip: str) -> QPushButton:
         button = QPushButton(text, self)

@@ -16,11 +16,16 @@ from app.shell.panes import scrolled
 from app.suite.suite_pane import SuitePane
 from engine.errors import MaskscopeError
 from engine.runs.saved import SavedRun
+from engine.schema.parse import parse_schema
 from engine.suite.bundled import BUNDLED_SUITES, bundled_suite_path, load_bundled_suite
-from engine.suite.format import Suite
+from engine.suite.format import Case, Suite
+from engine.suite.load import schema_text_of
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
+
+# The generation settings a new suite takes from the window; the rest keep their defaults.
+_GENERATION = ("max_tokens", "temperature", "seed", "top_k")
 
 
 def suite_title(suite: Suite) -> str:
@@ -49,6 +54,11 @@ class Suites(QObject):
         self.pane.sig_running.connect(self._running)
         self.actions: dict[str, QAction] = {}
         self._add_examples()
+        self.new_button = self.pane.editor.add_file_button(
+            "New from window",
+            self.new_from_window,
+            "A new suite with the window's schema, prompt and settings, and one case",
+        )
 
     def _add_examples(self) -> None:
         menu = self._examples_menu()
@@ -86,6 +96,31 @@ class Suites(QObject):
         self.pane.editor.set_suite(suite, str(bundled_suite_path(name)), read_only=True)
         self.window.panes.show_pane("suite")
         self.window.status.showMessage(f"Opened the example suite {suite.name}", 5000)
+        return True
+
+    def new_from_window(self) -> bool:
+        """A suite of the playground's schema, prompt and generation settings: the start of
+        a test for what was just tried out. Put {{name}} in its prompt to add variables."""
+        w, editor = self.window, self.pane.editor
+        if not editor.may_discard():
+            return False
+        try:
+            schema_text = schema_text_of(parse_schema(w.schema_editor.text()))
+        except MaskscopeError as e:
+            w.report_problem("Cannot make a suite of this schema", e.message)
+            return False
+        settings = w.settings_panel.generation_settings()
+        suite = Suite(
+            name="suite",
+            schema_text=schema_text,
+            prompt=w.prompt_pane.text(),
+            cases=(Case("case-1", {}),),
+            compiler=settings.compiler,
+            backend=settings.backend,
+            generation={k: getattr(settings, k) for k in _GENERATION},
+        )
+        editor.set_suite(suite, None)
+        w.panes.show_pane("suite")
         return True
 
     def open_sample(self, run: SavedRun, name: str = "") -> None:

@@ -69,3 +69,27 @@ def test_undo_and_paste_keys_act_on_the_suite_tables_that_have_the_focus(
     assert editor.instances.rowCount() == n + 1
     assert editor.instances.rows[-1].output == '{"currency": "AUD"}'
     assert window.schema_editor.text() == schema  # the window's Paste did not take it
+
+
+def test_a_new_suite_takes_the_windows_schema_prompt_and_settings(
+    qtbot, window: MainWindow
+) -> None:
+    window.schema_editor.set_text('{"type": "object", "properties": {"n": {"type": "integer"}}}')
+    window.prompt_pane.set_text("Count the apples.\nJSON:\n")
+    generation = window.settings_panel.generation_settings()
+    qtbot.mouseClick(window.suites.new_button, Qt.MouseButton.LeftButton)
+    suite = window.suites.pane.editor.build()
+    assert suite.schema == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert suite.prompt == "Count the apples.\nJSON:\n"
+    assert [c.id for c in suite.cases] == ["case-1"]
+    assert suite.settings().max_tokens == generation.max_tokens
+    assert (suite.compiler, suite.backend) == (generation.compiler, generation.backend)
+    assert not window.suites.pane.editor.read_only and window.suites.pane.editor.path is None
+
+
+def test_a_schema_that_is_not_json_makes_no_suite(window: MainWindow) -> None:
+    window.suites.open_bundled("currency")
+    window.schema_editor.set_text('{"type": ')
+    assert not window.suites.new_from_window()
+    assert window.suites.pane.editor.title_name == "currency"
+    assert "Cannot make a suite of this schema" in window.last_report
