@@ -132,7 +132,7 @@ class ResultsView(QWidget):
         if item is not None:
             row = self.rows[item.data(Qt.ItemDataRole.UserRole)]
             s = row.sample
-            self.sig_open.emit(row.run, f"case {s.case_id}, sample {s.index} (seed {s.seed})")
+            self.sig_open.emit(row.run, f"case {s.case_id}, sample {s.index + 1} (seed {s.seed})")
 
     def _fill(self, r: int) -> None:
         s = self.rows[r].sample
@@ -140,7 +140,7 @@ class ResultsView(QWidget):
         why = "; ".join(s.failures)
         items = [
             QTableWidgetItem(s.case_id),
-            QTableWidgetItem(str(s.index)),
+            QTableWidgetItem(str(s.index + 1)),
             QTableWidgetItem(str(s.seed)),
             QTableWidgetItem("yes" if s.valid else ("truncated" if s.truncated else "no")),
             QTableWidgetItem(fields),

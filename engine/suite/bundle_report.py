@@ -159,7 +159,7 @@ def _sample(s: Sample) -> str:
         else '<span class="badge invalid">invalid</span>'
     )
     facts = (
-        f"sample {s.index} · seed {s.seed} · {s.n_tokens} tokens · "
+        f"sample {s.index + 1} · seed {s.seed} · {s.n_tokens} tokens · "
         f"{s.result.finish_reason.label} · {s.latency_ms:.0f} ms"
     )
     why = "".join(f"<li>{esc(f)}</li>" for f in s.failures)

@@ -55,7 +55,7 @@ def _case_testcase(parent: ET.Element, case: CaseSummary, classname: str) -> str
     failing = case.failing
     if not failing:
         return None
-    lines = [f"sample {s.index} (seed {s.seed}): {'; '.join(s.failures)}" for s in failing]
+    lines = [f"sample {s.index + 1} (seed {s.seed}): {'; '.join(s.failures)}" for s in failing]
     broken = any(s.result.finish_reason is FinishReason.ERROR for s in failing)
     kind = "error" if broken else "failure"
     message = f"{len(failing)} of {len(case.samples)} samples failed"

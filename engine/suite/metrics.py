@@ -448,7 +448,8 @@ def _problems(summary: Summary, checks: Sequence[Check]) -> tuple[str, ...]:
         first = next(s for s in summary.samples if s.result.finish_reason is FinishReason.ERROR)
         found.append(
             f"the engine failed on {summary.n_errors} of {summary.n_samples} samples "
-            f"(case {first.case_id}, sample {first.index}: {first.result.message or 'no message'})"
+            f"(case {first.case_id}, sample {first.index + 1}: "
+            f"{first.result.message or 'no message'})"
         )
     planned = max(summary.n_planned or 0, summary.n_samples)
     unfinished = summary.n_cancelled + planned - summary.n_samples

@@ -107,10 +107,10 @@ def _worst_cell(case: CaseSummary) -> str:
     if worst is None:
         return "no sample"
     if worst.failures:
-        return f"#{worst.index} (seed {worst.seed}): {worst.failures[0]}"
+        return f"#{worst.index + 1} (seed {worst.seed}): {worst.failures[0]}"
     if worst.runaway.runaway:
-        return f"#{worst.index} (seed {worst.seed}): runaway, {worst.runaway.reason}"
-    return f"all passed; lowest valid mass {_fmt(worst.min_valid_mass)} (#{worst.index})"
+        return f"#{worst.index + 1} (seed {worst.seed}): runaway, {worst.runaway.reason}"
+    return f"all passed; lowest valid mass {_fmt(worst.min_valid_mass)} (#{worst.index + 1})"
 
 
 def _case_rows(s: Summary) -> list[str]:

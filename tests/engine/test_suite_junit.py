@@ -55,7 +55,7 @@ def test_a_failing_run_validates_and_lists_its_failing_samples_and_thresholds(sc
     cases = _testcases(xml)
     usd = cases["currency.cases/usd"].find("failure")
     assert usd is not None and usd.get("message") == "1 of 2 samples failed"
-    assert "sample 1 (seed 1): truncated at max_tokens" in usd.text
+    assert "sample 2 (seed 1): truncated at max_tokens" in usd.text
     validity = cases["currency.thresholds/min_validity"].find("failure")
     assert validity.get("message") == "validity 0.33 < 0.90 minimum"
     assert cases["currency.thresholds/max_truncation"].find("failure") is None

@@ -261,7 +261,7 @@ def test_the_printed_block_names_the_failing_metric_and_the_worst_sample_per_cas
     assert "FAILED (exit 1): validity 0.67 < 0.90 minimum" in text
     assert "latency" not in text.split("FAILED")[1]  # the threshold that held is not listed
     usd = next(line for line in text.splitlines() if line.lstrip().startswith("usd"))
-    assert "1/2" in usd and '#1 (seed 1): $.currency is "EUR", expected "USD"' in usd
+    assert "1/2" in usd and '#2 (seed 1): $.currency is "EUR", expected "USD"' in usd
     passed = summary_text(summary, evaluate(summary, Thresholds(min_validity=0.5)))
     assert passed.rstrip().endswith("PASSED (exit 0): 1 threshold(s) hold")
 

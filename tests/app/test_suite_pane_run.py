@@ -69,7 +69,7 @@ def test_a_suite_run_shows_progress_results_and_opens_a_sample(
     assert window.last_result == shown.result
     assert window.output_view.raw.toPlainText() == shown.result.text
     sample = pane.results.rows[1].sample
-    assert f"case {sample.case_id}, sample 0 (seed {sample.seed})" in window.status.currentMessage()
+    assert f"case {sample.case_id}, sample 1 (seed {sample.seed})" in window.status.currentMessage()
 
     # Run again: both samples come from the cache, and double-click opens one too.
     with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
