@@ -116,17 +116,17 @@ class Pacing(QObject):
 
     @property
     def paused(self) -> bool:
-        return self._controller.running and self.pacer.paused
+        return self._controller.decoding_one_run and self.pacer.paused
 
     def step(self) -> None:
-        if self._controller.running:
+        if self._controller.decoding_one_run:
             self.pause_action.setChecked(True)
             self.pacer.step()
         elif self._start_paused():
             self.pacer.step()
 
     def _toggle(self, paused: bool) -> None:
-        if not self._controller.running:
+        if not self._controller.decoding_one_run:
             return
         self.pause_action.setText("&Continue" if paused else "&Pause")
         (self.pacer.pause if paused else self.pacer.resume)()
@@ -151,17 +151,17 @@ class Pacing(QObject):
 
     def _key(self, key: int) -> bool:
         if key == Qt.Key.Key_Space:
-            if not self._controller.running:
+            if not self._controller.decoding_one_run:
                 return False
             self.pause_action.toggle()
             return True
         if key == Qt.Key.Key_Right:
-            if self._controller.running:
+            if self._controller.decoding_one_run:
                 self.step()
             else:
                 self._move_selection(+1)
             return True
-        if key == Qt.Key.Key_Left and not self._controller.running:
+        if key == Qt.Key.Key_Left and not self._controller.decoding_one_run:
             self._move_selection(-1)
             return True
         return False

@@ -277,6 +277,11 @@ class RunController(QObject):
         the model serves one of them at a time, and Stop ends whichever it is."""
         return "run" in self._jobs or "suite" in self._jobs
 
+    @property
+    def decoding_one_run(self) -> bool:
+        """A single run (not a suite) is queued or in progress: the one Pause and Step act on."""
+        return "run" in self._jobs
+
     def start(self, request: RunRequest) -> bool:
         """Queue a run; False (and nothing queued) while another run is in progress."""
         if self.running or not self._thread.isRunning():
