@@ -1,4 +1,6 @@
-"""Running a suite: every case × N samples on the real model, one after another.
+"""Running a suite: every case × N samples on the real model, one after another or P at a
+time in one llama.cpp batch (engine/decode/batch.py: one forward pass serves P samples of a
+case, each with its own grammar state and records).
 
 Sample i of a case decodes with the suite's seed + i, so a suite is reproducible and a
 sample's seed says how to replay it. A finished sample is kept in the run cache
@@ -14,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from engine.decode.batch import generate_batch
 from engine.decode.loop import generate
 from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.model.llama import Model
@@ -54,6 +57,7 @@ class SuiteRun:
     cached: int
     wall_s: float
     planned: int  # samples the run was to make
+    decode_s: float = 0.0  # of wall_s, spent decoding (cached samples cost none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,50 +95,126 @@ def run_suite(
     suite: Suite,
     *,
     samples: int | None = None,
+    parallel: int = 1,
     cache: RunCache | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     on_progress: Callable[[Progress], None] | None = None,
 ) -> SuiteRun:
-    """Run every case `samples` times (the suite's own count by default). Bad input (the
-    schema, a prompt variable, the settings) raises MaskscopeError before any decoding."""
+    """Run every case `samples` times (the suite's own count by default), up to `parallel`
+    samples of a case in one batch. Bad input (the schema, a prompt variable, the settings)
+    raises MaskscopeError before any decoding."""
     base = suite.settings()
     planned = list(_plan(suite, samples or suite.samples, base))
-    compiled = compile_schema(suite.schema_text, base.compiler)
-    model_sha = model_digest(model.info.path)[1]
-    start = time.perf_counter()
-    done: list[Sample] = []
-    runs: list[SavedRun] = []
-    cached = 0
-    for plan in planned:
-        key = sample_key(model_sha, suite.schema_text, plan.prompt, plan.settings)
-        run = cache.get(key) if cache is not None else None
-        if run is not None:
-            cached += 1
-        else:
-            if should_stop():
-                break
-            result, records = _decode(model, compiled, plan, should_stop)
-            made = provenance_of(model.info.path, plan.settings, model.n_vocab)
-            run = SavedRun(suite.schema_text, plan.prompt, model.info.name, records, result, made)
-            if cache is not None and result.finish_reason is not FinishReason.CANCELLED:
-                cache.put(key, run)
-        sample = sample_from_run(
-            plan.case.id,
-            plan.index,
-            plan.settings.seed,
-            run.result,
-            run.records,
-            expectations=plan.case.expected,
-        )
-        done.append(sample)
-        runs.append(run)
-        if on_progress is not None:
-            elapsed = time.perf_counter() - start
-            on_progress(Progress(len(done), len(planned), cached, elapsed, sample))
-        if run.result.finish_reason is FinishReason.CANCELLED:
+    runner = _Runner(model, suite, compile_schema(suite.schema_text, base.compiler), cache)
+    for chunk in _chunks(planned, max(1, parallel)):
+        if not runner.run_chunk(chunk, should_stop, on_progress, len(planned)):
             break
+    done = runner.samples
     cancelled = len(done) < len(planned) or any(
         s.result.finish_reason is FinishReason.CANCELLED for s in done
     )
-    wall_s = time.perf_counter() - start
-    return SuiteRun(tuple(done), tuple(runs), cancelled, cached, wall_s, len(planned))
+    wall_s = time.perf_counter() - runner.start
+    return SuiteRun(
+        tuple(done), tuple(runner.runs), cancelled, runner.cached, wall_s, len(planned),
+        runner.decode_s,
+    )  # fmt: skip
+
+
+def _chunks(planned: list[_Planned], size: int) -> Iterator[list[_Planned]]:
+    """Consecutive samples of one case, at most `size` at a time: a batch shares a prompt."""
+    chunk: list[_Planned] = []
+    for plan in planned:
+        if chunk and (len(chunk) == size or chunk[0].case is not plan.case):
+            yield chunk
+            chunk = []
+        chunk.append(plan)
+    if chunk:
+        yield chunk
+
+
+class _Runner:
+    """The state of one suite run between its chunks of samples."""
+
+    def __init__(
+        self, model: Model, suite: Suite, compiled: CompiledSchema, cache: RunCache | None
+    ) -> None:
+        self.model, self.suite, self.compiled, self.cache = model, suite, compiled, cache
+        self.model_sha = model_digest(model.info.path)[1]
+        self.start = time.perf_counter()
+        self.samples: list[Sample] = []
+        self.runs: list[SavedRun] = []
+        self.cached = 0
+        self.decode_s = 0.0
+
+    def run_chunk(
+        self,
+        chunk: list[_Planned],
+        should_stop: Callable[[], bool],
+        on_progress: Callable[[Progress], None] | None,
+        total: int,
+    ) -> bool:
+        """Decode (or read back) one chunk; False once the run must end (a cancel)."""
+        keys = [self._key(p) for p in chunk]
+        found = {i: r for i, k in enumerate(keys) if (r := self._cached(k)) is not None}
+        todo = [p for i, p in enumerate(chunk) if i not in found]
+        if todo and should_stop():
+            return False
+        made = iter(self._decode(todo, should_stop) if todo else ())
+        for i, plan in enumerate(chunk):
+            run = found.get(i) or next(made)
+            if i not in found and self.cache is not None and not _cancelled(run):
+                self.cache.put(keys[i], run)
+            self._add(plan, run, on_progress, total)
+            if _cancelled(run):
+                return False
+        return True
+
+    def _key(self, plan: _Planned) -> str:
+        return sample_key(self.model_sha, self.suite.schema_text, plan.prompt, plan.settings)
+
+    def _cached(self, key: str) -> SavedRun | None:
+        run = self.cache.get(key) if self.cache is not None else None
+        self.cached += run is not None
+        return run
+
+    def _decode(self, todo: list[_Planned], should_stop: Callable[[], bool]) -> list[SavedRun]:
+        t0 = time.perf_counter()
+        if len(todo) == 1:
+            result, records = _decode(self.model, self.compiled, todo[0], should_stop)
+            made = [(todo[0], result, records)]
+        else:
+            seeds = [p.settings.seed for p in todo]
+            batch = generate_batch(
+                self.model, self.compiled, todo[0].prompt, todo[0].settings, seeds, should_stop
+            )
+            made = [(p, s.result, s.records) for p, s in zip(todo, batch, strict=True)]
+        self.decode_s += time.perf_counter() - t0
+        return [self._saved(p, result, records) for p, result, records in made]
+
+    def _saved(
+        self, plan: _Planned, result: RunResult, records: tuple[StepRecord, ...]
+    ) -> SavedRun:
+        m = self.model
+        made = provenance_of(m.info.path, plan.settings, m.n_vocab)
+        return SavedRun(self.suite.schema_text, plan.prompt, m.info.name, records, result, made)
+
+    def _add(
+        self,
+        plan: _Planned,
+        run: SavedRun,
+        on_progress: Callable[[Progress], None] | None,
+        total: int,
+    ) -> None:
+        sample = sample_from_run(
+            plan.case.id, plan.index, plan.settings.seed, run.result, run.records,
+            expectations=plan.case.expected,
+        )  # fmt: skip
+        self.samples.append(sample)
+        self.runs.append(run)
+        if on_progress is not None:
+            elapsed = time.perf_counter() - self.start
+            on_progress(Progress(len(self.samples), total, self.cached, elapsed, sample))
+
+
+def _cancelled(run: SavedRun) -> bool:
+    return run.result.finish_reason is FinishReason.CANCELLED

@@ -92,3 +92,33 @@ def test_a_bad_suite_exits_2_with_one_line(tmp_path, capsys):
     assert main(["test", str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "bad.suite.json" in err
+
+
+def test_two_samples_in_one_batch_equal_the_same_seeds_run_one_at_a_time(
+    model, tmp_path, monkeypatch
+):
+    """Up to 3 rows a batch step, llama.cpp's logits are bit for bit a single run's
+    (engine/decode/batch.py), so batched samples must equal sequential ones exactly."""
+    data = _suite({}) | {"samples": 2, "generation": {"max_tokens": 16, "temperature": 0.9}}
+    suite = suite_from_json(data, tmp_path)
+    one = run_suite(model, suite, parallel=1)
+    import engine.suite.run as runner
+
+    batches: list[list[int]] = []
+    real = runner.generate_batch
+
+    def spy(model, compiled, prompt, settings, seeds, should_stop):
+        batches.append(list(seeds))
+        return real(model, compiled, prompt, settings, seeds, should_stop)
+
+    monkeypatch.setattr(runner, "generate_batch", spy)
+    two = run_suite(model, suite, parallel=2)
+    assert batches == [[0, 1], [0, 1]]  # each case's two samples in one batch
+    assert [(s.case_id, s.index, s.seed) for s in two.samples] == [
+        (s.case_id, s.index, s.seed) for s in one.samples
+    ]
+    for a, b in zip(one.samples, two.samples, strict=True):
+        assert a.result.text == b.result.text
+        assert [(r.token_id, r.valid_mass) for r in a.records] == [
+            (r.token_id, r.valid_mass) for r in b.records
+        ]
