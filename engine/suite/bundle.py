@@ -29,9 +29,8 @@ from engine.decode.loop import build_prompt
 from engine.errors import GrammarError, MaskscopeError
 from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.grammar.llamacpp_coverage import unenforced_keywords
-from engine.grammar.report import Unenforced
 from engine.model.llama import Model
-from engine.runs.provenance import Provenance, provenance_of
+from engine.runs.provenance import provenance_of
 from engine.runs.saved import write_atomically
 from engine.suite import snippets
 from engine.suite.bundle_readme import bundle_readme
@@ -39,54 +38,21 @@ from engine.suite.bundle_report import bundle_report
 from engine.suite.cache import RunCache
 from engine.suite.format import Suite
 from engine.suite.load import suite_to_json
-from engine.suite.metrics import Summary, Verdict, evaluate, summarise
+from engine.suite.metrics import evaluate, summarise
 from engine.suite.promptfoo import promptfoo_config, yaml_text
 from engine.suite.run import Progress, SuiteRun, run_suite
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
 from engine.suite.template import render_prompt
+from engine.suite.tested import ConverterGap, Tested
 
 HASHES = "hashes.json"
 SUITE_FILE = "suite.json"
-LLGUIDANCE_GRAMMAR = "grammar.llguidance.json"
 FORMAT = "maskscope-bundle"
 VERSION = 1
 
 
 class BundleError(MaskscopeError):
     kind = "export"
-
-
-@dataclass(frozen=True, slots=True)
-class ConverterGap:
-    """Where llama-server's own JSON-Schema converter (`json_schema`, `response_format`)
-    departs from the tested grammar, for this schema."""
-
-    same_grammar: bool  # the converter's grammar is the tested one, character for character
-    skipped: tuple[Unenforced, ...]  # keywords the converter does not enforce
-    refused: str = ""  # why the converter cannot make a grammar of the schema at all
-
-
-@dataclass(frozen=True, slots=True)
-class Tested:
-    """Everything the bundle states about one tested suite."""
-
-    suite: Suite
-    compiled: CompiledSchema
-    summary: Summary
-    verdict: Verdict
-    provenance: Provenance
-    model_prompt: str  # the first case's prompt as the model read it (chat template applied)
-    user_prompt: str  # the same before any chat template
-    converter: ConverterGap
-    exit_code: int
-
-    @property
-    def grammar_file(self) -> str:
-        return snippets.GRAMMAR_FILE if self.compiled.gbnf else LLGUIDANCE_GRAMMAR
-
-    @property
-    def grammar_text(self) -> str:
-        return self.compiled.gbnf or self.compiled.llguidance_grammar or ""
 
 
 @dataclass(frozen=True, slots=True)

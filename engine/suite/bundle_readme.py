@@ -16,7 +16,7 @@ from engine.suite.bundle_report import converter_sentence
 from engine.suite.metrics import Check
 
 if TYPE_CHECKING:
-    from engine.suite.bundle import Tested
+    from engine.suite.tested import Tested
 
 # The punctuation Markdown (CommonMark, GitHub's tables, math and autolinks) may read as
 # markup; & < > are written as entities instead.

@@ -19,7 +19,7 @@ from engine.suite.summary import summary_text
 from engine.suite.template import render_prompt
 
 if TYPE_CHECKING:
-    from engine.suite.bundle import Tested
+    from engine.suite.tested import Tested
 
 _EXTRA_CSS = """
 table.grid { border-collapse: collapse; width: 100%; font-size: 14px; margin: 6px 0; }
