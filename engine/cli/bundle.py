@@ -7,13 +7,11 @@ cancel (no bundle is written)."""
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from engine.cli.suite import positive_int
-from engine.model.options import add_model_arguments, model_settings
+from engine.model.options import add_model_arguments
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,9 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from engine.cli.suite import progress_printer  # the same bar as `maskscope test`
-    from engine.llama_build.verdict import ensure_build_runs
-    from engine.model.llama import Model
+    from engine.cli.suite import ctrl_c_cancels, load_model, progress_printer
     from engine.suite.bundle import export_suite
     from engine.suite.cache import RunCache
     from engine.suite.load import load_suite
@@ -46,23 +42,17 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     suite = load_suite(args.suite)
     out = Path(args.out).expanduser()
-    ensure_build_runs(Path(args.model).expanduser() if args.model else None)
-    model = Model.load(model_settings(args))
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # Ctrl+C: cancel, keep
-    try:
+    model = load_model(args)
+    with ctrl_c_cancels() as should_stop:
         done = export_suite(
             model,
             suite,
             out,
             samples=args.samples,
             cache=None if args.no_cache else RunCache(),
-            should_stop=stop.is_set,
+            should_stop=should_stop,
             on_progress=progress_printer(),
         )
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        print(file=sys.stderr)
     if done.tested is None:
         print(
             f"maskscope export: cancelled after {len(done.run.samples)} sample(s); no bundle "

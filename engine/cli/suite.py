@@ -8,7 +8,8 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from engine.model.options import add_model_arguments, model_settings
 from engine.runs.saved import write_atomically
 
 if TYPE_CHECKING:  # the runner loads llama.cpp: building the command line must not
+    from engine.model.llama import Model
     from engine.suite.run import Progress
 
 _BAR = 24
@@ -96,8 +98,6 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from engine.llama_build.verdict import ensure_build_runs
-    from engine.model.llama import Model
     from engine.suite.cache import RunCache
     from engine.suite.load import load_suite
     from engine.suite.metrics import evaluate, summarise
@@ -105,23 +105,17 @@ def _run(args: argparse.Namespace) -> int:
     from engine.suite.summary import EXIT_ERROR, exit_code, summary_text, summary_to_json
 
     suite = load_suite(args.suite)
-    ensure_build_runs(Path(args.model).expanduser() if args.model else None)
-    model = Model.load(model_settings(args))
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())  # Ctrl+C: cancel, keep
-    try:
+    model = load_model(args)
+    with ctrl_c_cancels() as should_stop:
         done = run_suite(
             model,
             suite,
             samples=args.samples,
             parallel=args.parallel,
             cache=None if args.no_cache else RunCache(),
-            should_stop=stop.is_set,
+            should_stop=should_stop,
             on_progress=progress_printer(),
         )
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        print(file=sys.stderr)
     # One after another, tokens/s is over each sample's own decoding time. Samples batched
     # together overlap, so then it is over the time spent decoding, when every sample was
     # decoded (cached ones would count tokens that took no time).
@@ -157,6 +151,28 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(summary_text(summary, verdict, suite.name), end="")
     return code
+
+
+def load_model(args: argparse.Namespace) -> Model:
+    """The model the options name, once its llama.cpp build has proved it runs here."""
+    from engine.llama_build.verdict import ensure_build_runs
+    from engine.model.llama import Model
+
+    ensure_build_runs(Path(args.model).expanduser() if args.model else None)
+    return Model.load(model_settings(args))
+
+
+@contextmanager
+def ctrl_c_cancels() -> Iterator[Callable[[], bool]]:
+    """A should_stop that Ctrl+C turns on: the run stops between two steps and keeps what
+    it finished. The progress line is ended afterwards."""
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    try:
+        yield stop.is_set
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        print(file=sys.stderr)
 
 
 def _write(path: str, text: str) -> None:
