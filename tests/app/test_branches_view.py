@@ -3,36 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
+from step_records import token_record
 
 from app.demo.branches import EMPTY, ORIGINAL, ORIGINAL_SELECTED, BranchesView, forced_odds_text
 from app.demo.branches import first_difference_text as words
 from app.theme import chart_colors
-from engine.records import Candidate, FinishReason, RunResult, StepRecord, ValidationIssue
+from engine.records import Candidate, FinishReason, RunResult, ValidationIssue
 from engine.runs.branches import BranchSet
 from engine.runs.saved import SavedRun, load_run
 
-
-def _record(step: int, token_id: int, piece: str, mass: float) -> StepRecord:
-    return StepRecord(
-        step=step,
-        token_id=token_id,
-        token_text=piece,
-        token_piece=piece,
-        top_raw=(),
-        top_masked=(),
-        valid_mass=mass,
-        valid_mass_bound=0.0,
-        n_valid=2,
-        n_valid_exact=True,
-        entropy=0.0,
-        forward_ms=0.0,
-        mask_ms=0.0,
-        output_chars=0,
-    )
+_record = partial(token_record, n_valid=2)
 
 
 def _run(

@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextFormat
+from step_records import token_record
 
 from app.run.compare_view import EMPTY, CompareView, divergence_text
 from app.theme import chart_colors
-from engine.records import FinishReason, RunResult, StepRecord
+from engine.records import FinishReason, RunResult
 from engine.runs.compare import Choice, Divergence
 from engine.runs.saved import SavedRun
 
-
-def _record(step: int, token_id: int, piece: str, mass: float) -> StepRecord:
-    return StepRecord(
-        step=step,
-        token_id=token_id,
-        token_text=piece,
-        token_piece=piece,
-        top_raw=(),
-        top_masked=(),
-        valid_mass=mass,
-        valid_mass_bound=0.0,
-        n_valid=1,
-        n_valid_exact=True,
-        entropy=0.0,
-        forward_ms=0.0,
-        mask_ms=0.0,
-        output_chars=0,
-    )
+_record = token_record
 
 
 def _run(schema: str, pieces: list[tuple[int, str, float]], seed: int = 0) -> SavedRun:

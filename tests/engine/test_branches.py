@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
+from step_records import token_record
 
 from engine.errors import MaskscopeError
-from engine.records import FinishReason, RunResult, StepRecord
+from engine.records import FinishReason, RunResult
 from engine.runs.branches import BranchSet, branch_name
 from engine.runs.compare import SpanKind
 from engine.runs.saved import SavedRun
 
-
-def _record(step: int, token_id: int, piece: str, mass: float) -> StepRecord:
-    return StepRecord(
-        step=step,
-        token_id=token_id,
-        token_text=piece,
-        token_piece=piece,
-        top_raw=(),
-        top_masked=(),
-        valid_mass=mass,
-        valid_mass_bound=0.0,
-        n_valid=2,
-        n_valid_exact=True,
-        entropy=0.0,
-        forward_ms=0.0,
-        mask_ms=0.0,
-        output_chars=0,
-    )
+_record = partial(token_record, n_valid=2)
 
 
 def _run(pieces: list[tuple[int, str, float]]) -> SavedRun:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from step_records import token_record
 
 from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
@@ -21,24 +22,7 @@ from engine.runs.compare import (
 from engine.runs.saved import SavedRun
 from engine.settings import GenerationSettings
 
-
-def _record(step: int, token_id: int, piece: str, mass: float = 1.0) -> StepRecord:
-    return StepRecord(
-        step=step,
-        token_id=token_id,
-        token_text=piece,
-        token_piece=piece,
-        top_raw=(),
-        top_masked=(),
-        valid_mass=mass,
-        valid_mass_bound=0.0,
-        n_valid=1,
-        n_valid_exact=True,
-        entropy=0.0,
-        forward_ms=0.0,
-        mask_ms=0.0,
-        output_chars=0,
-    )
+_record = token_record
 
 
 def _texts(spans, *kinds: SpanKind) -> str:
