@@ -7,6 +7,8 @@ One run on one loaded model measures, with the same prompts, steps, seed and tem
   two); backends alternate first/second per workload so load changes hit both alike;
 - a plain unconstrained loop (forward pass + sample from softmax) on the same Model;
 - llama-cpp-python's own grammar-constrained `create_completion` (the "peer");
+- the same samples one at a time and P at a time in one batch, and by the peer
+  (engine/bench/batch.py);
 - compiling a schema into a ready backend, and the one-off llguidance tokenizer build;
 - memory over a long run, and the app's chart and GUI-thread responsiveness.
 
@@ -39,7 +41,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from engine.bench.batch import PARALLEL, QUICK_PARALLEL, batch_table, batch_workloads
 from engine.bench.options import (
+    BATCH_SAMPLES,
+    QUICK_BATCH_SAMPLES,
     QUICK_RSS_STEPS,
     QUICK_SCHEMAS,
     QUICK_STEPS,
@@ -75,6 +80,8 @@ TARGETS: tuple[tuple[str, float], ...] = (
     ("chart_update_ms_p50", 8.0),
     ("gui_max_lag_ms", 50.0),
 )
+# A lower bound: the batch of 8 against the same samples one at a time (issue 12).
+BATCH_TARGET = (8, 2.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,8 +474,40 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
         (f"RSS MB at step {last}", "rss_mb_at_500"),
     ):
         _row(label, [_cell(result, path), ""], _target([path]), out)
+    print_batch_table(result, out)
     for note in result["notes"]:
         print(f"note: {note}", file=out)
+
+
+def _batch_target(row: dict[str, Any], workload: str) -> str:
+    parallel, at_least = BATCH_TARGET
+    speedup = row[workload]["speedup"]
+    if row.get("parallel") != parallel or speedup is None:
+        return ""
+    return f"≥ {at_least:g}× {'met' if speedup >= at_least else 'missed'}"
+
+
+def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
+    names = result["batch_workloads"]
+    print(file=out)
+    print(
+        f"batch: the same {result['batch_samples']} samples (seeds {SEED}…), every record "
+        f"kept; objects = {names['objects']} to the end, decode = {names['decode']} cut at "
+        f"{result['steps']} steps",
+        file=out,
+    )
+    heads = ["objects tok/s", "valid/min", "× P=1", "decode tok/s", "× P=1"]
+    _row("", heads, "target (decode × P=1)", out)
+    rows = [(f"P = {r['parallel']}", r) for r in result["batch"]]
+    for label, row in [*rows, ("peer (one at a time)", result["batch_peer"])]:
+        cells = [
+            _fmt(row["objects"]["tokens_per_s"]),
+            _fmt(row["objects"]["valid_per_min"]),
+            _fmt(row["objects"]["speedup"]),
+            _fmt(row["decode"]["tokens_per_s"]),
+            _fmt(row["decode"]["speedup"]),
+        ]
+        _row(label, cells, _batch_target(row, "decode"), out)
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -489,7 +528,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _progress(f"memory run: {long_steps} steps")
     memory, records = memory_run(model, long_steps)
     _progress("loading the peer: llama-cpp-python's Llama")
-    samples = run_workloads(model, load_peer(model), workloads, steps)
+    peer = load_peer(model)
+    samples = run_workloads(model, peer, workloads, steps)
+    batch = batch_table(
+        model,
+        peer,
+        batch_workloads(steps, TEMPERATURE, SEED),
+        QUICK_BATCH_SAMPLES if args.quick else BATCH_SAMPLES,
+        QUICK_PARALLEL if args.quick else PARALLEL,
+        _progress,
+    )
     _progress(f"chart updates: {len(records)} records")
     chart_ms, chart_note = isolated("chart", {"records": [r.to_json() for r in records]})
     _progress("GUI lag probe")
@@ -509,6 +557,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "chart_update_ms_p50": chart_ms,
         "gui_max_lag_ms": lag_ms,
         **memory,
+        **batch,
         "tokenizer_build_ms": tokenizer_ms,
         "machine": machine_info(model),
         "steps": steps,

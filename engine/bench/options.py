@@ -10,6 +10,8 @@ from engine.model.options import add_model_arguments
 DEFAULT_STEPS = 64
 QUICK_STEPS, QUICK_SCHEMAS, QUICK_RSS_STEPS = 8, 2, 60
 RSS_STEPS = 500
+# Samples each row of the batch table makes: 8, so that P = 8 is one batch.
+BATCH_SAMPLES, QUICK_BATCH_SAMPLES = 8, 2
 
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from engine.bench.batch import Made, row_of
 from engine.bench.measure import (
     BackendSamples,
     Samples,
@@ -69,10 +70,36 @@ def _fixed_samples() -> Samples:
     return samples
 
 
+def _fixed_batch() -> dict[str, Any]:
+    """P = 1 makes 8 objects of 80 tokens in 10 s; P = 8 in 3 s (3.3×); decode cut at 64 steps
+    takes 20 s one at a time and 10 s in a batch of 8 (2×); the peer is slower than both."""
+    objects = {1: Made(80, 8, 10.0), 8: Made(80, 8, 3.0)}
+    decode = {1: Made(512, 0, 20.0), 8: Made(512, 0, 10.0)}
+    rows = [
+        {
+            "parallel": p,
+            "objects": row_of(objects[p], objects[1], True),
+            "decode": row_of(decode[p], decode[1], False),
+        }
+        for p in (1, 8)
+    ]
+    peer = {
+        "objects": row_of(Made(80, 6, 20.0), objects[1], True),
+        "decode": row_of(Made(512, 0, 40.0), decode[1], False),
+    }
+    return {
+        "batch": rows,
+        "batch_peer": peer,
+        "batch_samples": 8,
+        "batch_workloads": {"objects": "currency", "decode": "invoice"},
+    }
+
+
 def _fixed_result() -> dict[str, Any]:
     """A whole report, assembled as cmd_bench assembles it, from fixed numbers."""
     result: dict[str, Any] = {
         **sample_summary(_fixed_samples()),
+        **_fixed_batch(),
         "chart_update_ms_p50": 7.5,
         "gui_max_lag_ms": None,
         "peak_rss_mb": 540.0,
@@ -149,6 +176,25 @@ def test_table_shows_every_number_with_its_verdict() -> None:
     json.dumps(_fixed_result())  # the --json form needs every value serialisable
 
 
+def test_batch_rows_compare_with_one_at_a_time() -> None:
+    one, eight = (r["objects"] for r in _fixed_batch()["batch"])
+    assert one["speedup"] == pytest.approx(1.0)
+    assert eight["speedup"] == pytest.approx(10.0 / 3.0)
+    assert eight["valid_per_min"] == pytest.approx(8 / 3.0 * 60)
+    assert _fixed_batch()["batch"][1]["decode"]["valid_per_min"] is None  # cut by design
+
+
+def test_batch_table_states_the_target_at_eight() -> None:
+    out = io.StringIO()
+    print_table(_fixed_result(), out)
+    lines = out.getvalue().splitlines()
+    eight = next(line for line in lines if line.strip().startswith("P = 8"))
+    assert eight.split()[-3:] == ["≥", "2.5×", "missed"]  # decode: 2× < 2.5×
+    assert eight.split()[3:8] == ["26.7", "160", "3.333", "51.2", "2.000"]
+    peer = next(line for line in lines if line.strip().startswith("peer (one"))
+    assert "18.0" in peer.split()  # 6 valid objects in 20 s
+
+
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
     parser = argparse.ArgumentParser()
@@ -186,3 +232,16 @@ def test_quick_workload_and_machine(report: dict[str, Any]) -> None:
     assert isinstance(report["machine"]["steps_overlap"], bool)
     assert report["machine"]["gomp_spincount"]  # set by the engine unless the user did
     assert all(isinstance(t["met"], bool | None) for t in report["targets"].values())
+
+
+@pytest.mark.slow
+def test_quick_batch_table(report: dict[str, Any]) -> None:
+    assert [row["parallel"] for row in report["batch"]] == [1, 2]
+    for row in [*report["batch"], report["batch_peer"]]:
+        for workload in ("objects", "decode"):
+            assert _number(row[workload]["tokens_per_s"]), (row, workload)
+            assert 0 <= row[workload]["samples_valid"] <= report["batch_samples"] == 2
+        assert _number(row["objects"]["valid_per_min"])
+    # The currency objects end well before their limit, so the model writes valid ones.
+    assert report["batch"][0]["objects"]["samples_valid"] == 2
+    assert report["batch"][1]["tokens_per_s"] == report["batch"][1]["objects"]["tokens_per_s"]

@@ -1,0 +1,169 @@
+"""`maskscope bench`'s batch table: the same samples made one at a time, P at a time in one
+llama.cpp batch (engine/decode/batch.py), and by the peer, side by side in one run.
+
+Every row makes the same samples (seeds SEED … SEED + n - 1 of one prompt, every record
+kept), so its wall time is what a suite of that many samples costs: P = 1 is the sequential
+baseline, where each sample evaluates the prompt and builds its backend itself, as
+`maskscope test` without --parallel does. Two workloads:
+
+- "objects": the currency example to the end of each object, so valid objects per minute
+  counts whole, schema-valid answers;
+- "decode": the invoice example cut at the bench's step limit, so tokens/s is dominated by
+  the per-token work, where a batch can only win on the forward pass (valid/min is n/a:
+  the cut objects are truncated by design).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.decode.batch import generate_batch
+from engine.decode.loop import build_prompt, generate
+from engine.examples import load_example
+from engine.grammar.compile import CompiledSchema, compile_schema
+from engine.model.llama import Model
+from engine.records import RunResult
+from engine.schema.validate import validation_issues
+from engine.settings import GenerationSettings
+
+PARALLEL = (1, 2, 4, 8)
+QUICK_PARALLEL = (1, 2)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchWorkload:
+    name: str  # "objects" or "decode"
+    example: str
+    compiled: CompiledSchema
+    prompt: str
+    settings: GenerationSettings
+    whole_objects: bool  # False: cut at the step limit, valid/min means nothing
+
+
+@dataclass(frozen=True, slots=True)
+class Made:
+    """What one row (or the peer) made: its samples' tokens and valid ones, and the wall."""
+
+    tokens: int
+    valid: int
+    wall_s: float
+
+
+def batch_workloads(steps: int, temperature: float, seed: int) -> list[BatchWorkload]:
+    made = []
+    for name, example, whole in (("objects", "currency", True), ("decode", "invoice", False)):
+        ex = load_example(example)
+        base = ex.settings(GenerationSettings(temperature=temperature, seed=seed))
+        settings = base if whole else dataclasses.replace(base, max_tokens=steps)
+        made.append(
+            BatchWorkload(name, example, compile_schema(ex.schema_text), ex.prompt, settings, whole)
+        )
+    return made
+
+
+def _one(model: Model, w: BatchWorkload, seed: int) -> RunResult:
+    gen = generate(model, w.compiled, w.prompt, dataclasses.replace(w.settings, seed=seed))
+    while True:
+        try:
+            next(gen)
+        except StopIteration as done:
+            return done.value
+
+
+def ours(model: Model, w: BatchWorkload, seeds: list[int], parallel: int) -> Made:
+    """The samples for `seeds`, `parallel` at a time (1: generate(), one after another)."""
+    t0 = time.perf_counter()
+    results: list[RunResult] = []
+    for start in range(0, len(seeds), parallel):
+        chunk = seeds[start : start + parallel]
+        if parallel == 1:
+            results.append(_one(model, w, chunk[0]))
+        else:
+            runs = generate_batch(model, w.compiled, w.prompt, w.settings, chunk)
+            results += [r.result for r in runs]
+    wall = time.perf_counter() - t0
+    return Made(sum(r.n_tokens for r in results), sum(r.valid for r in results), wall)
+
+
+def peer(peer_llama: Any, model: Model, w: BatchWorkload, seeds: list[int]) -> Made:
+    """llama-cpp-python's create_completion under its own JSON-schema grammar, one sample at
+    a time on the same prompt text; validity is judged as ours is (JSON, then the schema)."""
+    from llama_cpp import LlamaGrammar
+
+    t0 = time.perf_counter()
+    grammar = LlamaGrammar.from_json_schema(json.dumps(w.compiled.schema), verbose=False)
+    tokens = model.tokenize(build_prompt(model, w.prompt, w.settings), add_special=True)
+    n_tokens = n_valid = 0
+    for seed in seeds:
+        peer_llama.reset()
+        out = peer_llama.create_completion(
+            tokens,
+            grammar=grammar,
+            max_tokens=w.settings.max_tokens,
+            temperature=w.settings.temperature,
+            seed=seed,
+        )
+        n_tokens += int(out["usage"]["completion_tokens"])
+        choice = out["choices"][0]
+        n_valid += choice["finish_reason"] == "stop" and _valid(choice["text"], w.compiled.schema)
+    return Made(n_tokens, n_valid, time.perf_counter() - t0)
+
+
+def _valid(text: str, schema: Any) -> bool:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return not validation_issues(value, schema)
+
+
+def row_of(made: Made, baseline: Made, whole_objects: bool) -> dict[str, Any]:
+    tokens_per_s = made.tokens / made.wall_s if made.wall_s > 0 else None
+    base_rate = baseline.tokens / baseline.wall_s if baseline.wall_s > 0 else None
+    return {
+        "tokens_per_s": tokens_per_s,
+        "valid_per_min": made.valid / made.wall_s * 60.0 if whole_objects else None,
+        "speedup": tokens_per_s / base_rate if tokens_per_s and base_rate else None,
+        "samples_valid": made.valid,
+        "tokens": made.tokens,
+        "wall_s": made.wall_s,
+    }
+
+
+def batch_table(
+    model: Model,
+    peer_llama: Any,
+    workloads: list[BatchWorkload],
+    n_samples: int,
+    parallel: tuple[int, ...],
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """{"batch": [{"parallel": P, workload: row, …}, …], "batch_peer": {workload: row}, …}:
+    each workload's rows measured back to back; speed-ups are over the P = 1 row."""
+    seeds = list(range(n_samples))
+    rows: list[dict[str, Any]] = [{"parallel": p} for p in parallel]
+    peer_rows: dict[str, Any] = {}
+    for w in workloads:
+        made = []
+        for p in parallel:
+            progress(f"batch: {w.name} ({w.example}), {n_samples} samples, P = {p}")
+            made.append(ours(model, w, seeds, p))
+        for row, m in zip(rows, made, strict=True):
+            row[w.name] = row_of(m, made[0], w.whole_objects)
+        progress(f"batch: {w.name} ({w.example}), {n_samples} samples, the peer")
+        peer_rows[w.name] = row_of(peer(peer_llama, model, w, seeds), made[0], w.whole_objects)
+    # The flat numbers `--json` promises per P: those of the whole-object workload.
+    for row in rows:
+        row["tokens_per_s"] = row["objects"]["tokens_per_s"]
+        row["valid_per_min"] = row["objects"]["valid_per_min"]
+    return {
+        "batch": rows,
+        "batch_peer": peer_rows,
+        "batch_samples": n_samples,
+        "batch_workloads": {w.name: w.example for w in workloads},
+    }
