@@ -72,7 +72,7 @@ def main_gui(args: argparse.Namespace) -> int:
     # Imported here so that `--help` and argument errors do not pay for Qt and pyqtgraph.
     from app.main_window import MainWindow
 
-    for path in (args.schema, args.prompt_file, args.open_run):
+    for path in (args.schema, args.prompt_file, args.open_run, args.open_result):
         if path and not Path(path).is_file():
             print(f"maskscope gui: no such file: {path}", file=sys.stderr)
             return 2
@@ -87,6 +87,7 @@ def main_gui(args: argparse.Namespace) -> int:
         (not args.schema or window.open_schema(_absolute(args.schema)))
         and (not args.prompt_file or window.open_prompt(args.prompt_file))
         and (not args.open_run or window.open_run(args.open_run))
+        and (not args.open_result or window.suites.open_result(args.open_result))
     )
     if not opened:  # unreadable file: the banner has the reason, stderr gets it too
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)

@@ -1,5 +1,7 @@
-"""Suites in the window: the Suite pane, the bundled suites in the Examples menu, and the
-drill-down from a sample to the main views. Installed by one call, install_suites(window).
+"""Suites in the window: the Suite pane, the bundled suites in the Examples menu, the
+drill-down from a sample to the main views, and File > Open Test Result (a saved
+`maskscope test --json` result in the pane's table). Installed by one call,
+install_suites(window).
 It reaches the window only through its public attributes and methods.
 """
 
@@ -10,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QFileDialog, QMenu
 
 from app.shell.panes import scrolled
 from app.suite.suite_pane import SuitePane
@@ -24,6 +26,7 @@ from engine.suite.load import schema_text_of
 if TYPE_CHECKING:
     from app.main_window import MainWindow
 
+RESULT_FILTER = "Test results (*.json);;All files (*)"
 # The generation settings a new suite takes from the window; the rest keep their defaults.
 _GENERATION = ("max_tokens", "temperature", "seed", "top_k")
 
@@ -54,6 +57,7 @@ class Suites(QObject):
         self.pane.sig_running.connect(self._running)
         self.actions: dict[str, QAction] = {}
         self._add_examples()
+        self._add_file_actions()
         self.new_button = self.pane.editor.add_file_button(
             "New from window",
             self.new_from_window,
@@ -75,6 +79,23 @@ class Suites(QObject):
             action.triggered.connect(lambda _c=False, n=name: self.open_bundled(n))
             menu.addAction(action)
             self.actions[name] = action
+
+    def _add_file_actions(self) -> None:
+        """Beside File > Open run: a run and a test result are both opened for a look."""
+        menu = self.window.file_menu
+        entries = menu.actions()
+        at = next((i for i, a in enumerate(entries) if a.text() == "Open r&un…"), None)
+        before = entries[at + 1] if at is not None and at + 1 < len(entries) else None
+        action = QAction("Open &Test Result…", self)
+        tip = "Show a saved `maskscope test --json` result in the Suite pane; open its samples"
+        action.setStatusTip(tip)
+        action.setToolTip(tip)
+        action.triggered.connect(lambda _c=False: self.open_result_dialog())
+        if before is not None:
+            menu.insertAction(before, action)
+        else:
+            menu.addAction(action)
+        self.actions["open-result"] = action
 
     def _examples_menu(self) -> QMenu:
         for action in self.window.menuBar().actions():
@@ -123,12 +144,31 @@ class Suites(QObject):
         w.panes.show_pane("suite")
         return True
 
+    def open_result_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open test result", "", RESULT_FILTER)
+        if path:
+            self.open_result(path)
+
+    def open_result(self, path: str) -> bool:
+        """A saved test result in the Suite pane's table; a file that is none says why."""
+        problem = self.pane.open_result(path)
+        if problem:
+            self.window.report_problem("Cannot open the test result", problem)
+            return False
+        self.window.panes.show_pane("suite")
+        self.window.status.showMessage(
+            f"Opened the test result {path}: double-click a sample to see its run", 0
+        )
+        return True
+
     def open_sample(self, run: SavedRun, name: str = "") -> None:
         """A sample's run in the chart, output and timeline (the editors stay as they are)."""
         self.window.show_run(run)
         self.window.panes.show_pane("chart")
-        suite = self.pane.editor.title_name
-        shown = f"{name} of the suite {suite}" if name else f"a sample of the suite {suite}"
+        source = self.pane.results.source
+        title = self.pane.editor.title_name
+        suite = f"the result file {source}" if source else f"the suite {title}"
+        shown = f"{name} of {suite}" if name else f"a sample of {suite}"
         self.window.status.showMessage(f"Showing {shown} in the chart and output", 0)
 
     def _running(self, on: bool) -> None:

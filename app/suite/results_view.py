@@ -1,9 +1,15 @@
 """A suite run's results: the verdict and the main metrics in one line, and one row per
-sample, failing samples first and shaded. Double-click or Enter opens a sample's run."""
+sample, failing samples first and shaded. Double-click or Enter opens a sample's run.
+
+The same table shows a saved result file (`maskscope test --json`, File > Open Test
+Result): its rows hold the numbers the file holds and the run cache's key of each run,
+which the pane looks up when a row is opened (sig_open_key)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -43,6 +49,77 @@ class Row:
     run: SavedRun
 
 
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """A sample of a saved result file: what the file says of it, and its run's cache key."""
+
+    case_id: str
+    index: int
+    seed: int
+    valid: bool
+    truncated: bool
+    fields_ok: int
+    n_fields: int
+    mean_valid_mass: float | None
+    min_valid_mass: float | None
+    n_overruled: int
+    n_forced: int
+    latency_ms: float | None
+    failures: tuple[str, ...]
+    text: str
+    run_key: str | None  # None in a file written before results kept the keys
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    @classmethod
+    def from_json(cls, s: dict[str, Any]) -> FileRow:
+        """From one of the result's "samples" (engine/suite/summary.py); KeyError or
+        TypeError for an entry that is not one."""
+        m = s["metrics"]
+        return cls(
+            case_id=str(s["case"]),
+            index=int(s["index"]),
+            seed=int(s["seed"]),
+            valid=bool(s["valid"]),
+            truncated=bool(s["truncated"]),
+            fields_ok=sum(bool(f["ok"]) for f in s["fields"]),
+            n_fields=len(s["fields"]),
+            mean_valid_mass=m["mean_valid_mass"],
+            min_valid_mass=m["min_valid_mass"],
+            n_overruled=int(m["n_overruled"]),
+            n_forced=int(m["n_forced"]),
+            latency_ms=m["latency_ms"],
+            failures=tuple(str(f) for f in s["failures"]),
+            text=str(s["text"]),
+            run_key=s.get("run_key") or None,
+        )
+
+
+def _cells(row: Row | FileRow) -> tuple[list[str], str, str]:
+    """The row's cells (the last says why it fails, or "passes"), its tooltip, its name."""
+    s = row.sample if isinstance(row, Row) else row
+    n_fields = len(s.fields) if isinstance(s, Sample) else s.n_fields
+    text = s.result.text if isinstance(s, Sample) else s.text
+    why = "; ".join(s.failures)
+    cells = [
+        s.case_id,
+        str(s.index + 1),
+        str(s.seed),
+        "yes" if s.valid else ("truncated" if s.truncated else "no"),
+        f"{s.fields_ok}/{n_fields}" if n_fields else "–",
+        _mass(s.mean_valid_mass),
+        _mass(s.min_valid_mass),
+        str(s.n_overruled),
+        str(s.n_forced),
+        "–" if s.latency_ms is None else f"{s.latency_ms:.0f}",
+        why or "passes",
+    ]
+    tip = f"{text}\n\n{why}" if why else text
+    return cells, tip, f"case {s.case_id}, sample {s.index + 1} (seed {s.seed})"
+
+
 def _mass(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
@@ -80,8 +157,40 @@ def verdict_html(summary: Summary, verdict: Verdict) -> str:
     return f"{head}<br>{numbers}"
 
 
+def _file_numbers(m: dict[str, Any], n_failing: int) -> str:
+    def get(key: str) -> Any:
+        return m.get(key)
+
+    return (
+        f"{get('n_samples')} samples of {get('n_cases')} cases, {n_failing} failing their "
+        f"case · validity {_pct(get('validity_rate'))} · truncated "
+        f"{_pct(get('truncation_rate'))} · fields {_pct(get('field_accuracy'))} · valid mass "
+        f"mean {_mass(get('mean_valid_mass'))}, min {_mass(get('min_valid_mass'))} · "
+        f"overruled {get('n_overruled')}, forced {get('n_forced')} · "
+        f"p50 {_ms(get('latency_ms_p50'))}, p95 {_ms(get('latency_ms_p95'))}"
+    )
+
+
+def result_file_html(data: dict[str, Any], source: str, n_failing: int) -> str:
+    """The verdict line of a saved result, as verdict_html words a run, and where it is from."""
+    failed = [c.get("text", "") for c in data.get("thresholds", []) if not c.get("passed")]
+    if data.get("problems"):
+        head = f"<b style='color:{PROBLEM_COLOUR}'>No verdict</b>: " + "; ".join(
+            escape(str(p)) for p in data["problems"]
+        )
+    elif failed or not data.get("passed"):
+        head = f"<b style='color:{FAILED_COLOUR}'>Failed</b>: " + escape("; ".join(failed))
+    else:
+        head = f"<b style='color:{PASSED_COLOUR}'>Passed</b>: every threshold holds"
+    suite = escape(str(data.get("suite") or "a suite"))
+    where = f"Result file {escape(source)} · suite {suite} · double-click a sample to open it"
+    return f"{where}<br>{head}<br>{_file_numbers(data.get('metrics', {}), n_failing)}"
+
+
 class ResultsView(QWidget):
     sig_open = Signal(object, str)  # the SavedRun of the sample asked for, and its name
+    # A row of a result file asked for: its run's cache key ("" when it has none), its name.
+    sig_open_key = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,14 +212,37 @@ class ResultsView(QWidget):
         self.table.activated.connect(lambda index: self.open_row(index.row()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        # Why an opened row could not be shown (its run left the cache), and how to get it.
+        self.notice = QLabel(self)
+        self.notice.setWordWrap(True)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice.setStyleSheet(f"color: {PROBLEM_COLOUR}; font-weight: bold;")
+        self.notice.hide()
         layout.addWidget(self.summary)
+        layout.addWidget(self.notice)
         layout.addWidget(self.table, 1)
-        self.rows: list[Row] = []
+        self.rows: list[Row | FileRow] = []
+        self.source = ""  # the result file shown; "" for a run in the window
 
     def clear(self, text: str = "") -> None:
         self.rows = []
+        self.source = ""
         self.table.setRowCount(0)
         self.summary.setText(text)
+        self.notice.hide()
+
+    def show_notice(self, text: str) -> None:
+        self.notice.setText(text)
+        self.notice.setVisible(bool(text))
+
+    def show_result(self, data: dict[str, Any], source: str) -> None:
+        """A saved result file's samples, failing ones first. KeyError or TypeError (and
+        nothing shown) for a file whose samples are not a result's."""
+        rows = [FileRow.from_json(s) for s in data["samples"]]
+        n_failing = sum(not r.passed for r in rows)
+        self._show(rows)
+        self.source = source
+        self.summary.setText(result_file_html(data, source, n_failing))
 
     def add(self, sample: Sample, run: SavedRun) -> None:
         """A sample as it finishes: added at the end, shaded if it fails."""
@@ -119,47 +251,46 @@ class ResultsView(QWidget):
 
     def finish(self, rows: list[Row], summary: Summary, verdict: Verdict) -> None:
         """The whole run: failing samples first, then in suite order."""
-        self.rows = sorted(rows, key=lambda row: row.sample.passed)  # a stable sort
+        self._show(rows)
+        self.summary.setText(verdict_html(summary, verdict))
+
+    def _show(self, rows: list[Row] | list[FileRow]) -> None:
+        self.rows = sorted(rows, key=_passed)  # a stable sort
+        self.source = ""
+        self.notice.hide()
         self.table.setRowCount(0)
         for r in range(len(self.rows)):
             self._fill(r)
-        self.summary.setText(verdict_html(summary, verdict))
         if self.rows:
             self.table.selectRow(0)
 
     def open_row(self, visual_row: int) -> None:
         item = self.table.item(visual_row, 0)
-        if item is not None:
-            row = self.rows[item.data(Qt.ItemDataRole.UserRole)]
-            s = row.sample
-            self.sig_open.emit(row.run, f"case {s.case_id}, sample {s.index + 1} (seed {s.seed})")
+        if item is None:
+            return
+        row = self.rows[item.data(Qt.ItemDataRole.UserRole)]
+        name = _cells(row)[2]
+        if isinstance(row, Row):
+            self.sig_open.emit(row.run, name)
+        else:
+            self.sig_open_key.emit(row.run_key or "", name)
 
     def _fill(self, r: int) -> None:
-        s = self.rows[r].sample
-        fields = f"{s.fields_ok}/{len(s.fields)}" if s.fields else "–"
-        why = "; ".join(s.failures)
-        items = [
-            QTableWidgetItem(s.case_id),
-            QTableWidgetItem(str(s.index + 1)),
-            QTableWidgetItem(str(s.seed)),
-            QTableWidgetItem("yes" if s.valid else ("truncated" if s.truncated else "no")),
-            QTableWidgetItem(fields),
-            QTableWidgetItem(_mass(s.mean_valid_mass)),
-            QTableWidgetItem(_mass(s.min_valid_mass)),
-            QTableWidgetItem(str(s.n_overruled)),
-            QTableWidgetItem(str(s.n_forced)),
-            QTableWidgetItem(f"{s.latency_ms:.0f}"),
-            QTableWidgetItem(why or "passes"),
-        ]
+        row = self.rows[r]
+        cells, tip, _ = _cells(row)
+        items = [QTableWidgetItem(text) for text in cells]
         items[0].setData(Qt.ItemDataRole.UserRole, r)
-        row = self.table.rowCount()
-        self.table.insertRow(row)
-        tip = f"{s.result.text}\n\n{why}" if why else s.result.text
+        at = self.table.rowCount()
+        self.table.insertRow(at)
         for c, item in enumerate(items):
             if c in range(1, 10):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if not s.passed:
+            if not _passed(row):
                 item.setBackground(QBrush(FAILING))
                 item.setForeground(QBrush(QColor("#000000")))
             item.setToolTip(tip)
-            self.table.setItem(row, c, item)
+            self.table.setItem(at, c, item)
+
+
+def _passed(row: Row | FileRow) -> bool:
+    return row.sample.passed if isinstance(row, Row) else row.passed

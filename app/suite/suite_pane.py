@@ -4,12 +4,17 @@ A suite runs on the window's worker thread (RunController.start_suite), one job 
 window's own runs, so the model is never used by two at once: while a suite runs, the
 window's Run is refused and greyed out, and Cancel stops the suite between two steps,
 keeping the samples that finished.
+
+The results can also be a saved result file's (open_result): a sample opened there comes
+back from the run cache by its key, and one the cache no longer holds says how to get it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -26,12 +31,15 @@ from PySide6.QtWidgets import (
 from app.run.worker import RunController, SuiteRequest
 from app.suite.editor import SuiteEditor
 from app.suite.results_view import ResultsView, Row
+from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import SavedRun
 from engine.settings import ModelSettings
 from engine.suite.cache import RunCache
+from engine.suite.compare import load_result
 from engine.suite.format import Suite
 from engine.suite.metrics import evaluate, summarise
 from engine.suite.run import Progress, SuiteRun
+from engine.suite.summary import EXIT_ERROR, summary_to_json
 from engine.suite.template import render_prompt
 
 
@@ -63,6 +71,7 @@ class SuitePane(QWidget):
         self.editor = SuiteEditor(self)
         self.results = ResultsView(self)
         self.suite_run: SuiteRun | None = None  # the last run that finished
+        self.run_suite_of: Suite | None = None  # the suite that run ran
         self._suite: Suite | None = None  # the suite being run
         self._started = 0.0
         self._build()
@@ -72,6 +81,7 @@ class SuitePane(QWidget):
         c.sig_suite_error.connect(self._error)
         c.sig_suite_ended.connect(self._ended)
         self.results.sig_open.connect(self.sig_open)
+        self.results.sig_open_key.connect(self.open_cached)
         self.editor.sig_changed.connect(self._show_planned)
 
     def _build(self) -> None:
@@ -143,7 +153,7 @@ class SuitePane(QWidget):
             return False
         self._suite = suite
         self._started = time.perf_counter()
-        self.suite_run = None
+        self.suite_run = self.run_suite_of = None
         total = len(suite.cases) * suite.samples
         self.progress.setRange(0, total)
         self.progress.setValue(0)
@@ -182,7 +192,7 @@ class SuitePane(QWidget):
         suite = self._suite
         if suite is None:
             return
-        self.suite_run = done
+        self.suite_run, self.run_suite_of = done, suite
         planned = len(suite.cases) * suite.samples
         summary = summarise(done.samples, wall_s=done.wall_s, n_planned=planned)
         verdict = evaluate(summary, suite.thresholds)
@@ -193,6 +203,61 @@ class SuitePane(QWidget):
         cached = f", {done.cached} from the cache" if done.cached else ""
         state = "Cancelled" if done.cancelled else "Done"
         self.eta.setText(f"{state} in {took}{cached}")
+
+    def result_json(self) -> dict[str, Any] | None:
+        """The last finished run as `maskscope test --json` writes it; None before one."""
+        done, suite = self.suite_run, self.run_suite_of
+        if done is None or suite is None:
+            return None
+        # As `maskscope test` sums a run of one sample after another, so the two compare.
+        summary = summarise(done.samples, n_planned=done.planned)
+        result = summary_to_json(summary, evaluate(summary, suite.thresholds), suite.name)
+        if done.cancelled:
+            result["exit_code"] = EXIT_ERROR
+        return result
+
+    # --- a saved result ----------------------------------------------------------------------
+    def open_result(self, path: str) -> str:
+        """Show a `maskscope test --json` result in the results table; "" when shown, else
+        why not, in words (a missing, unreadable or foreign file, a suite running)."""
+        if self.running:
+            return "a suite is running: cancel it or wait for its end first"
+        try:
+            data = load_result(path)
+            self.results.show_result(data, Path(path).name)
+        except SuiteError as e:
+            return e.message
+        except (KeyError, TypeError, ValueError, AttributeError):  # the table stays as it was
+            return f"{path} is damaged: its samples are not a test result's"
+        self.progress.setRange(0, max(len(self.results.rows), 1))
+        self.progress.setValue(len(self.results.rows))
+        self.progress.setFormat("%v samples in the result file")
+        self.eta.setText("")
+        return ""
+
+    def open_cached(self, key: str, name: str) -> None:
+        """A result file's sample: its run from the cache, or why it cannot be shown."""
+        if not key:
+            self.results.show_notice(
+                f"Cannot open {name}: this result file keeps no run keys (it was written "
+                "before Maskscope kept them). Run `maskscope test SUITE --json FILE` again "
+                "to write one that does; unchanged samples come from the cache."
+            )
+            return
+        try:
+            run = (self.cache or RunCache()).get(key)
+        except (MaskscopeError, OSError):
+            run = None
+        if run is None:
+            self.results.show_notice(
+                f"Cannot open {name}: its run is no longer in the run cache (the cache was "
+                "cleared, or the result was made on another machine). Run the suite again "
+                "(`maskscope test SUITE`, or Run suite here) to get it back: unchanged "
+                "samples come from the cache, this one is decoded again with its seed."
+            )
+            return
+        self.results.show_notice("")
+        self.sig_open.emit(run, name)
 
     def _error(self, kind: str, message: str) -> None:
         self.results.clear("")

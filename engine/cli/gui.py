@@ -23,6 +23,12 @@ def add_gui_arguments(p: argparse.ArgumentParser) -> None:
         metavar="RUN",
         help="replay a saved run (File > Save run, or generate --save-run) without a model",
     )
+    p.add_argument(
+        "--open-result",
+        metavar="FILE",
+        help="show a saved `maskscope test --json` result in the Suite pane (File > Open "
+        "Test Result); its samples open from the run cache",
+    )
     p.add_argument("--prompt-file", metavar="FILE", help="text file to use as the prompt")
     p.add_argument(
         "--presentation",

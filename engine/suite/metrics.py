@@ -76,6 +76,9 @@ class Sample:
     n_overruled: int
     n_forced: int
     runaway: Runaway
+    # The run cache's key of this sample's run (engine/suite/cache.py sample_key), which
+    # opens it again from a result file; empty when the run was not made by a suite runner.
+    run_key: str = ""
 
     @property
     def valid(self) -> bool:
@@ -193,6 +196,7 @@ def sample_from_run(
     *,
     latency_ms: float | None = None,
     expectations: Iterable[Expectation] = (),
+    run_key: str = "",
 ) -> Sample:
     """A Sample from one run. `latency_ms` is the wall time the caller measured for the object;
     without it, the run's own time less building the mask backends (prompt plus decoding)."""
@@ -211,6 +215,7 @@ def sample_from_run(
         n_overruled=marks.count(Mark.OVERRULED),
         n_forced=marks.count(Mark.FORCED),
         runaway=runaway_of(records),
+        run_key=run_key,
     )
 
 

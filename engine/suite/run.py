@@ -164,7 +164,7 @@ class _Runner:
             run = found.get(i) or next(made)
             if i not in found and self.cache is not None and not _cancelled(run):
                 self.cache.put(keys[i], run)
-            self._add(plan, run, on_progress, total)
+            self._add(plan, run, keys[i], on_progress, total)
             if _cancelled(run):
                 return False
         return True
@@ -202,12 +202,13 @@ class _Runner:
         self,
         plan: _Planned,
         run: SavedRun,
+        key: str,
         on_progress: Callable[[Progress], None] | None,
         total: int,
     ) -> None:
         sample = sample_from_run(
             plan.case.id, plan.index, plan.settings.seed, run.result, run.records,
-            expectations=plan.case.expected,
+            expectations=plan.case.expected, run_key=key,
         )  # fmt: skip
         self.samples.append(sample)
         self.runs.append(run)

@@ -23,7 +23,11 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
   "passed", "failing_samples", "worst_sample"} per case, in suite order (sample indexes);
 - "samples": one per case × sample: "case", "index", "seed", "text", "json", "valid",
   "truncated", "finish_reason", "parse_error", "errors" [{"path", "message"}], "message",
-  "fields" [{"path", "ok", "why"}], "failures" (why it fails its case), and "metrics":
+  "fields" [{"path", "ok", "why"}], "failures" (why it fails its case), "run_key" (the run
+  cache's key of the sample's run, engine/suite/cache.py: `RunCache().get(key)` gives its
+  steps back, so the window opens it from this file, as long as the cache holds it; null for a
+  sample no suite runner made), and
+  "metrics":
   n_tokens, tokens_per_s, latency_ms, mean_valid_mass, min_valid_mass, n_overruled, n_forced,
   whitespace_steps, longest_whitespace_run, longest_repeat, repeated_piece, runaway,
   runaway_reason.
@@ -220,6 +224,7 @@ def sample_to_json(s: Sample) -> dict[str, Any]:
         "message": r.message,
         "fields": [{"path": f.path, "ok": f.ok, "why": f.why} for f in s.fields],
         "failures": list(s.failures),
+        "run_key": s.run_key or None,
         "metrics": {
             "n_tokens": s.n_tokens,
             "tokens_per_s": _rounded(s.tokens_per_s, 3),
