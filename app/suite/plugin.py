@@ -1,25 +1,31 @@
 """Suites in the window: the Suite pane, the bundled suites in the Examples menu, the
-drill-down from a sample to the main views, and File > Open Test Result (a saved
-`maskscope test --json` result in the pane's table). Installed by one call,
+drill-down from a sample to the main views, File > Open Test Result (a saved
+`maskscope test --json` result in the pane's table) and the Suite menu (compare two results,
+or the last run with one; save the last run's result). Installed by one call,
 install_suites(window).
 It reaches the window only through its public attributes and methods.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu
 
+from app.shell.files import ask_save_path
 from app.shell.panes import scrolled
+from app.suite.compare_view import ResultCompareView
 from app.suite.suite_pane import SuitePane
 from engine.errors import MaskscopeError
-from engine.runs.saved import SavedRun
+from engine.runs.saved import SavedRun, write_atomically
 from engine.schema.parse import parse_schema
 from engine.suite.bundled import BUNDLED_SUITES, bundled_suite_path, load_bundled_suite
+from engine.suite.compare import compare_results, load_result
 from engine.suite.format import Case, Suite
 from engine.suite.load import schema_text_of
 
@@ -58,6 +64,8 @@ class Suites(QObject):
         self.actions: dict[str, QAction] = {}
         self._add_examples()
         self._add_file_actions()
+        self._add_suite_menu()
+        self.compare_view: ResultCompareView | None = None  # the last comparison shown
         self.new_button = self.pane.editor.add_file_button(
             "New from window",
             self.new_from_window,
@@ -96,6 +104,39 @@ class Suites(QObject):
         else:
             menu.addAction(action)
         self.actions["open-result"] = action
+
+    def _add_suite_menu(self) -> None:
+        """Suite, before Help: what works on test results rather than on the schema."""
+        bar = self.window.menuBar()
+        help_action = next((a for a in bar.actions() if a.text() == "&Help"), None)
+        menu = QMenu("&Suite", self.window)
+        menu.setToolTipsVisible(True)
+        if help_action is not None:
+            bar.insertMenu(help_action, menu)
+        else:
+            bar.addMenu(menu)
+        self.suite_menu = menu
+        for key, text, slot, tip in (
+            ("compare", "&Compare Test Results…", self.compare_dialog,
+             "Two saved results side by side, per case, regressions first"),
+            ("compare-last", "Compare &Last Run with a Result…", self.compare_last_run_dialog,
+             "The Suite pane's last run against a saved result (as the first, the before)"),
+            ("save-result", "&Save Test Result…", self.save_result_dialog,
+             "Save the last run's result as `maskscope test --json` writes it"),
+        ):  # fmt: skip
+            action = QAction(text, self)
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+            action.triggered.connect(lambda _c=False, f=slot: f())
+            menu.addAction(action)
+            self.actions[key] = action
+        menu.aboutToShow.connect(self._enable_suite_menu)
+        self._enable_suite_menu()
+
+    def _enable_suite_menu(self) -> None:
+        has_run = self.pane.suite_run is not None
+        self.actions["compare-last"].setEnabled(has_run)
+        self.actions["save-result"].setEnabled(has_run)
 
     def _examples_menu(self) -> QMenu:
         for action in self.window.menuBar().actions():
@@ -159,6 +200,76 @@ class Suites(QObject):
         self.window.status.showMessage(
             f"Opened the test result {path}: double-click a sample to see its run", 0
         )
+        return True
+
+    def _pick_result(self, title: str) -> str:
+        path, _ = QFileDialog.getOpenFileName(self.window, title, "", RESULT_FILTER)
+        return path
+
+    def compare_dialog(self) -> bool:
+        first = self._pick_result("Compare test results: the first (before)")
+        second = self._pick_result("Compare test results: the second (after)") if first else ""
+        return bool(second) and self.compare_files(first, second)
+
+    def compare_files(self, first: str, second: str) -> bool:
+        """Two result files compared in a window; a file that is no result says why."""
+        try:
+            a, b = load_result(first), load_result(second)
+        except MaskscopeError as e:
+            self.window.report_problem("Cannot compare the test results", e.message)
+            return False
+        return self.show_comparison(a, b, (Path(first).name, Path(second).name))
+
+    def compare_last_run_dialog(self) -> bool:
+        path = self._pick_result("Compare the last run with a saved result")
+        return bool(path) and self.compare_last_run(path)
+
+    def compare_last_run(self, path: str) -> bool:
+        """The saved result as the first (before), the pane's last run as the second."""
+        current = self.pane.result_json()
+        if current is None:
+            self.window.report_problem("Nothing to compare", "run the suite first")
+            return False
+        try:
+            saved = load_result(path)
+        except MaskscopeError as e:
+            self.window.report_problem("Cannot compare the test results", e.message)
+            return False
+        name = f"this run of {current['suite'] or 'the suite'}"
+        return self.show_comparison(saved, current, (Path(path).name, name))
+
+    def show_comparison(self, a: dict[str, Any], b: dict[str, Any], names: tuple[str, str]) -> bool:
+        try:
+            comparison = compare_results(a, b, names)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.window.report_problem(
+                "Cannot compare the test results", "a result file is damaged: its cases or "
+                "samples are not a test result's"
+            )  # fmt: skip
+            return False
+        if self.compare_view is not None:
+            self.compare_view.close()
+        self.compare_view = ResultCompareView(comparison, self.window)
+        self.compare_view.show()
+        word = "regressions" if comparison.regressed else "no regressions"
+        self.window.status.showMessage(f"Compared {names[0]} → {names[1]}: {word}", 0)
+        return True
+
+    def save_result_dialog(self) -> bool:
+        path = ask_save_path(self.window, "Save test result", "result.json", RESULT_FILTER)
+        return bool(path) and self.save_result(path)
+
+    def save_result(self, path: str) -> bool:
+        result = self.pane.result_json()
+        if result is None:
+            self.window.report_problem("Nothing to save", "run the suite first")
+            return False
+        try:
+            write_atomically(Path(path), json.dumps(result, ensure_ascii=False, indent=1) + "\n")
+        except OSError as e:
+            self.window.report_problem("Cannot save the test result", f"{path}: {e.strerror or e}")
+            return False
+        self.window.status.showMessage(f"Saved the test result to {path}", 5000)
         return True
 
     def open_sample(self, run: SavedRun, name: str = "") -> None:
