@@ -1,10 +1,10 @@
 """Parallel sequences: P samples of one prompt decoded together, one forward pass a step.
 
 Each sequence is a run of its own: its own seed, grammar state (mask backend), Distribution,
-sampler and full StepRecords, made exactly as engine/decode/loop.py makes them (its _Stepper
-builds them), and each leaves the batch when it finishes. What the sequences share is the
-prompt's KV cells and the forward pass, where the model's big output layer is read once for
-all of them; with llguidance their masks are computed in one call too.
+sampler and full StepRecords, made exactly as a single run makes them (both through
+engine/decode/stepper.py), and each leaves the batch when it finishes. What the sequences
+share is the prompt's KV cells and the forward pass, where the model's big output layer is
+read once for all of them; with llguidance their masks are computed in one call too.
 
 Up to 3 rows a step, a batch's logits are bit for bit a single run's, and so are its runs.
 From 4 rows on, llama.cpp's CPU kernels for matrix-matrix products sum in another order
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.decode.gumbel import GumbelSampler
-from engine.decode.loop import _Made, _Stepper, build_prompt, finish_run
+from engine.decode.loop import build_prompt, finish_run
+from engine.decode.stepper import Made, Stepper
 from engine.errors import GrammarError, MaskscopeError, PromptError
 from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
@@ -52,7 +53,7 @@ class _Sequence:
 
     seq_id: int
     settings: GenerationSettings
-    stepper: _Stepper
+    stepper: Stepper
     rng: np.random.Generator
     draw: GumbelSampler | None
     out: bytearray = field(default_factory=bytearray)
@@ -156,7 +157,7 @@ def _new_sequence(
     return _Sequence(
         seq_id=seq_id,
         settings=own,
-        stepper=_Stepper(model, backend, None, own),
+        stepper=Stepper(model, backend, None, own),
         rng=np.random.default_rng(seed),
         draw=GumbelSampler(model.n_vocab, seed) if drawn else None,
     )
@@ -270,7 +271,7 @@ def _step(
     piece = b"" if is_end else model.piece(token)
     s.out += piece
     s.n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
-    made = _Made(step, token, mask, n_valid, mask_ms, forward_ms, s.n_chars, piece)
+    made = Made(step, token, mask, n_valid, mask_ms, forward_ms, s.n_chars, piece)
     s.records.append(st.finish_step(made, view, None, full))
     if is_end:
         return _finish(s, FinishReason.END_OF_GENERATION, "", t_start)
