@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from app.shell.files import ask_save_path
 from app.shell.panes import scrolled
 from app.suite.compare_view import ResultCompareView
+from app.suite.export_bundle import BundleExport
 from app.suite.suite_pane import SuitePane
 from engine.errors import MaskscopeError
 from engine.runs.saved import SavedRun, write_atomically
@@ -62,6 +63,7 @@ class Suites(QObject):
         self.pane.sig_open.connect(self.open_sample)
         self.pane.sig_running.connect(self._running)
         self.actions: dict[str, QAction] = {}
+        self.bundle_export = BundleExport(window, self.pane)
         self._add_examples()
         self._add_file_actions()
         self._add_suite_menu()
@@ -89,21 +91,27 @@ class Suites(QObject):
             self.actions[name] = action
 
     def _add_file_actions(self) -> None:
-        """Beside File > Open run: a run and a test result are both opened for a look."""
+        """Beside File > Open run: a test result opened for a look, and the bundle."""
         menu = self.window.file_menu
         entries = menu.actions()
         at = next((i for i, a in enumerate(entries) if a.text() == "Open r&un…"), None)
         before = entries[at + 1] if at is not None and at + 1 < len(entries) else None
-        action = QAction("Open &Test Result…", self)
-        tip = "Show a saved `maskscope test --json` result in the Suite pane; open its samples"
-        action.setStatusTip(tip)
-        action.setToolTip(tip)
-        action.triggered.connect(lambda _c=False: self.open_result_dialog())
-        if before is not None:
-            menu.insertAction(before, action)
-        else:
-            menu.addAction(action)
-        self.actions["open-result"] = action
+        for key, text, slot, tip in (
+            ("open-result", "Open &Test Result…", self.open_result_dialog,
+             "Show a saved `maskscope test --json` result in the Suite pane; open its samples"),
+            ("export-bundle", "Export &Bundle…", self.bundle_export.dialog,
+             "Test the Suite pane's suite (or take its last run) and write the bundle to ship: "
+             "schema, tested grammar, reports, snippets, hashes"),
+        ):  # fmt: skip
+            action = QAction(text, self)
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+            action.triggered.connect(lambda _c=False, f=slot: f())
+            if before is not None:
+                menu.insertAction(before, action)
+            else:
+                menu.addAction(action)
+            self.actions[key] = action
 
     def _add_suite_menu(self) -> None:
         """Suite, before Help: what works on test results rather than on the schema."""

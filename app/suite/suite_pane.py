@@ -72,7 +72,9 @@ class SuitePane(QWidget):
         self.results = ResultsView(self)
         self.suite_run: SuiteRun | None = None  # the last run that finished
         self.run_suite_of: Suite | None = None  # the suite that run ran
+        self.run_model: ModelSettings | None = None  # and the model it ran on
         self._suite: Suite | None = None  # the suite being run
+        self._model: ModelSettings | None = None  # the model it runs on
         self._started = 0.0
         self._build()
         c = controller
@@ -151,9 +153,9 @@ class SuitePane(QWidget):
         request = SuiteRequest(suite, self._model_settings(), cache=cache)
         if not self.controller.start_suite(request):
             return False
-        self._suite = suite
+        self._suite, self._model = suite, request.model
         self._started = time.perf_counter()
-        self.suite_run = self.run_suite_of = None
+        self.suite_run = self.run_suite_of = self.run_model = None
         total = len(suite.cases) * suite.samples
         self.progress.setRange(0, total)
         self.progress.setValue(0)
@@ -192,7 +194,7 @@ class SuitePane(QWidget):
         suite = self._suite
         if suite is None:
             return
-        self.suite_run, self.run_suite_of = done, suite
+        self.suite_run, self.run_suite_of, self.run_model = done, suite, self._model
         planned = len(suite.cases) * suite.samples
         summary = summarise(done.samples, wall_s=done.wall_s, n_planned=planned)
         verdict = evaluate(summary, suite.thresholds)

@@ -1,0 +1,198 @@
+"""File > Export Bundle: the Suite pane's suite as the folder `maskscope export` writes
+(engine/suite/bundle.py: schema, tested grammar, suite, reports, README, snippets, hashes).
+
+A bundle states what was tested, so it is written from a finished run of exactly this suite
+on this model: the pane's last run when neither changed since, else the suite is run first,
+in the pane, with its progress bar, ETA and Cancel (samples already in the run cache are read
+back, not decoded again). A cancelled run writes nothing. A folder the bundle cannot go to is
+refused before the run, not after it. A folder that is neither empty nor an earlier bundle
+gets the bundle in a new folder inside it, named after the suite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from engine.errors import MaskscopeError
+from engine.model.llama import Model
+from engine.settings import ModelSettings
+from engine.suite.bundle import BundleError, previous_bundle, tested_of, write_bundle
+from engine.suite.format import Suite
+from engine.suite.run import SuiteRun
+
+if TYPE_CHECKING:
+    from app.main_window import MainWindow
+    from app.suite.suite_pane import SuitePane
+
+VERDICT_WORDS = {0: "PASSED", 1: "FAILED", 2: "NO RESULT"}
+
+
+def bundle_folder(chosen: Path, suite_name: str) -> Path:
+    """Where the bundle goes: the chosen folder when it is empty, new or an earlier bundle,
+    else a folder named after the suite inside it (a user picks "Documents", not a folder
+    the bundle may fill)."""
+    try:
+        previous_bundle(chosen)
+        return chosen
+    except BundleError:
+        if not chosen.is_dir():
+            raise
+    inner = chosen / f"{suite_name or 'suite'}-bundle"
+    previous_bundle(inner)  # refused too when it is a file or someone else's folder
+    return inner
+
+
+def check_writable(out: Path) -> bool:
+    """Fail before the run: BundleError for a folder that cannot be made or written to.
+    True when this call made the folder (removed again if no bundle comes)."""
+    made = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise BundleError(f"cannot write to {out}: {exc.strerror or exc}") from None
+    return made
+
+
+class BundleExport(QObject):
+    def __init__(self, window: MainWindow, pane: SuitePane) -> None:
+        super().__init__(window)
+        self.window, self.pane = window, pane
+        self._pending: tuple[Suite, Path, bool] | None = None  # waiting for the pane's run
+        self.done_box: QMessageBox | None = None  # the last "exported" message
+        self.written: dict[str, str] = {}  # the last bundle's files, path -> sha256
+        window.controller.sig_suite_ended.connect(self._run_ended)
+
+    def dialog(self) -> bool:
+        suite = self._suite()
+        if suite is None:
+            return False
+        folder = QFileDialog.getExistingDirectory(self.window, "Export the bundle to a folder")
+        return bool(folder) and self.export(suite, Path(folder))
+
+    def _suite(self) -> Suite | None:
+        self.window.panes.show_pane("suite")
+        suite = self.pane.editor.validate()  # says in the pane what is wrong
+        if suite is None:
+            self._problem("the suite has errors: see the Suite pane")
+        elif not suite.cases:
+            self._problem("the suite has no cases: there is nothing to test")
+            return None
+        return suite
+
+    def export(self, suite: Suite, chosen: Path) -> bool:
+        """Export `suite` to `chosen` (see bundle_folder); False, saying why, when it cannot
+        even start. With a run to make first, the bundle is written once it has finished."""
+        if self._pending is not None or self.pane.running:
+            self._problem("a suite is running: cancel it or wait for its end first")
+            return False
+        try:
+            out = bundle_folder(chosen.expanduser(), suite.name)
+            made = check_writable(out)
+        except MaskscopeError as e:
+            self._problem(e.message)
+            return False
+        run = self._tested_run(suite)
+        if run is not None:
+            return self._write(suite, run, out, made)
+        self._pending = (suite, out, made)
+        if not self.pane.run():  # the model is busy, or the suite changed meanwhile
+            self._pending = None
+            self._forget(out, made)
+            self._problem(f"the suite could not start: {self.pane.eta.text() or 'see the pane'}")
+            return False
+        self.window.status.showMessage(
+            f"Running the suite {suite.name} before its export (Cancel in the Suite pane)…", 0
+        )
+        return True
+
+    def _tested_run(self, suite: Suite) -> SuiteRun | None:
+        """The pane's last run when it finished and tested this very suite on this model."""
+        done = self.pane.suite_run
+        same = (
+            done is not None
+            and not done.cancelled
+            and self.pane.run_suite_of == suite
+            and self.pane.run_model == self._model_settings()
+        )
+        return done if same else None
+
+    def _run_ended(self) -> None:
+        if self._pending is None:
+            return
+        suite, out, made = self._pending
+        self._pending = None
+        done = self.pane.suite_run
+        if done is None:  # the run failed: the pane says why
+            self._forget(out, made)
+            self._problem("the suite could not run: see the Suite pane")
+        elif done.cancelled:
+            self._forget(out, made)
+            self._problem(
+                f"cancelled after {len(done.samples)} sample(s): no bundle written, since a "
+                "bundle states a finished test (the finished samples are cached)"
+            )
+        else:
+            self._write(suite, done, out, made)
+
+    def _write(self, suite: Suite, run: SuiteRun, out: Path, made: bool) -> bool:
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            tested = tested_of(self._model(), suite, run)
+            self.written = write_bundle(out, tested)
+        except MaskscopeError as e:
+            self._forget(out, made)
+            self._problem(e.message)
+            return False
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        word = VERDICT_WORDS.get(tested.exit_code, str(tested.exit_code))
+        self.window.status.showMessage(f"Exported the bundle of {suite.name} ({word}) to {out}", 0)
+        self._say_done(out, word, suite.name)
+        return True
+
+    def _model_settings(self) -> ModelSettings:
+        return self.window.settings_panel.model_settings()
+
+    def _model(self) -> Model:
+        """The model the suite just ran on, as the worker keeps it. Asked for between two
+        jobs, when the worker does not use it: the bundle reads its file's hash, its
+        vocabulary size and its chat template, and decodes nothing."""
+        # The lead engineer's RunController has no public accessor for it (yet).
+        return self.window.controller._cache.get(self._model_settings())
+
+    def _say_done(self, out: Path, word: str, name: str) -> None:
+        text = f"The bundle of the suite {name} is in {out}: {len(self.written)} files."
+        detail = {
+            "PASSED": "Every threshold held.",
+            "FAILED": "A threshold failed: the bundle's README and report say so.",
+        }.get(word, "The run gave no verdict: the bundle's README says why.")
+        box = QMessageBox(
+            QMessageBox.Icon.Information, f"Bundle exported ({word})", text,
+            QMessageBox.StandardButton.Close, self.window,
+        )  # fmt: skip
+        box.setInformativeText(detail)
+        opener = box.addButton("Open Folder", QMessageBox.ButtonRole.ActionRole)
+        opener.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(out))))
+        if self.done_box is not None:
+            self.done_box.close()
+        self.done_box = box
+        box.open()
+
+    def _problem(self, message: str) -> None:
+        self.window.report_problem("Cannot export the bundle", message)
+
+    @staticmethod
+    def _forget(out: Path, made: bool) -> None:
+        """Remove the folder this export made for a bundle that did not come."""
+        if made:  # a folder something was put in meanwhile is not ours to remove
+            with contextlib.suppress(OSError):
+                out.rmdir()
