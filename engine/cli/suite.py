@@ -18,6 +18,8 @@ from engine.runs.saved import write_atomically
 
 if TYPE_CHECKING:  # the runner loads llama.cpp: building the command line must not
     from engine.model.llama import Model
+    from engine.suite.format import Suite
+    from engine.suite.metrics import Summary, Verdict
     from engine.suite.run import Progress
 
 _BAR = 24
@@ -55,8 +57,58 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--html", metavar="FILE", help="also write a self-contained HTML report (no script)"
     )
     p.add_argument("--no-cache", action="store_true", help="decode every sample again")
+    _add_server_arguments(p)
     add_model_arguments(p)
     p.set_defaults(func=cmd_test)
+
+
+def _add_server_arguments(p: argparse.ArgumentParser) -> None:
+    from engine.suite.server import MODES
+
+    p.add_argument(
+        "--server",
+        metavar="URL",
+        help="send the cases to an OpenAI-compatible server (llama-server, vLLM) instead of "
+        "decoding here; the local model only reads the outputs back (the fail-open check)",
+    )
+    p.add_argument(
+        "--server-mode",
+        choices=MODES,
+        default=MODES[0],
+        help="grammar: /v1/completions with the tested GBNF (default); response_format: "
+        "/v1/chat/completions with the schema, testing the server's own converter; "
+        "completions+response_format: the schema on /v1/completions",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=positive_int,
+        default=4,
+        metavar="N",
+        help="with --server: requests in flight at once (default 4)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="S",
+        help="with --server: seconds one request may take before it is retried (default 120)",
+    )
+    p.add_argument(
+        "--no-logprobs",
+        action="store_true",
+        help="with --server: do not ask for token logprobs (llama-cpp-python's server spends "
+        "about 0.5 s a token on them)",
+    )
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, not {text}")
+    return value
 
 
 def positive_int(text: str) -> int:
@@ -94,7 +146,40 @@ def cmd_test(args: argparse.Namespace) -> int:
         return cmd_compare(args)
     if not args.suite:
         raise SuiteError("give a SUITE file to run (or --compare A.json B.json)")
+    if args.server:
+        if args.parallel > 1:
+            raise SuiteError("--parallel batches local decoding: with --server use --concurrency")
+        if args.html:
+            raise SuiteError("--html reports a local run; with --server write --json or --junit")
+        return _run_on_server(args)
     return _run(args)
+
+
+def _run_on_server(args: argparse.Namespace) -> int:
+    from engine.suite.load import load_suite
+    from engine.suite.metrics import evaluate, summarise
+    from engine.suite.server import ServerOptions
+    from engine.suite.server_run import run_suite_on_server
+
+    suite = load_suite(args.suite)
+    model = load_model(args)  # only to read the outputs back through the tested grammar
+    options = ServerOptions(
+        args.server, args.server_mode, args.concurrency, args.timeout, not args.no_logprobs
+    )
+    with ctrl_c_cancels() as should_stop:
+        made = run_suite_on_server(
+            model,
+            suite,
+            options,
+            samples=args.samples,
+            should_stop=should_stop,
+            on_progress=progress_printer(),
+        )
+    done = made.run
+    # Requests overlap: tokens/s is the server's throughput, every token over the wall time.
+    summary = summarise(done.samples, n_planned=done.planned, wall_s=done.wall_s)
+    return _report(args, suite, summary, evaluate(summary, suite.thresholds), done.cancelled,
+                   made.server.to_json())  # fmt: skip
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -102,7 +187,6 @@ def _run(args: argparse.Namespace) -> int:
     from engine.suite.load import load_suite
     from engine.suite.metrics import evaluate, summarise
     from engine.suite.run import run_suite
-    from engine.suite.summary import EXIT_ERROR, exit_code, summary_text, summary_to_json
 
     suite = load_suite(args.suite)
     model = load_model(args)
@@ -124,32 +208,49 @@ def _run(args: argparse.Namespace) -> int:
         done.samples, n_planned=done.planned, wall_s=done.decode_s if batched else None
     )
     verdict = evaluate(summary, suite.thresholds)
-    code = exit_code(verdict)
-    if done.cancelled:
-        code = EXIT_ERROR
-        print(
-            f"maskscope test: cancelled after {len(done.samples)} sample(s); the finished "
-            "ones are cached, so running it again goes on from there",
-            file=sys.stderr,
-        )
-    if args.junit:
-        from engine.suite.junit import junit_xml
-
-        _write(args.junit, junit_xml(summary, verdict, suite.name))
     if args.html:
         from engine.suite.bundle import tested_hashes, tested_of
         from engine.suite.bundle_report import bundle_report
 
         tested = tested_of(model, suite, done)
         _write(args.html, bundle_report(tested, tested_hashes(tested)))
+    return _report(args, suite, summary, verdict, done.cancelled)
+
+
+def _report(
+    args: argparse.Namespace,
+    suite: Suite,
+    summary: Summary,
+    verdict: Verdict,
+    cancelled: bool,
+    server: dict[str, str] | None = None,
+) -> int:
+    """Print the result (and write --junit) of a local or a server run; its exit code."""
+    from engine.suite.summary import EXIT_ERROR, exit_code, summary_text, summary_to_json
+
+    code = exit_code(verdict)
+    if cancelled:
+        code = EXIT_ERROR
+        kept = (
+            "they are kept in the result" if server else
+            "the finished ones are cached, so running it again goes on from there"
+        )  # fmt: skip
+        print(
+            f"maskscope test: cancelled after {summary.n_samples} sample(s); {kept}",
+            file=sys.stderr,
+        )
+    if args.junit:
+        from engine.suite.junit import junit_xml
+
+        _write(args.junit, junit_xml(summary, verdict, suite.name))
     if args.json:
         import json
 
-        result = summary_to_json(summary, verdict, suite.name)
+        result = summary_to_json(summary, verdict, suite.name, server)
         result["exit_code"] = code
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
-        print(summary_text(summary, verdict, suite.name), end="")
+        print(summary_text(summary, verdict, suite.name, server), end="")
     return code
 
 

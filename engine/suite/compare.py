@@ -3,7 +3,9 @@ against another. Per case: validity, field accuracy, valid mass and the outputs 
 changed, regressions first.
 
 It reads the result files only (engine/suite/summary.py's stable keys), so results made on
-another machine or by another Maskscope version compare alike.
+another machine or by another Maskscope version compare alike. A result made on a server
+(`--server`) has no valid mass; compared with a local one, it shows per case where the
+server's converter and Maskscope's grammar part: validity, outputs, samples failed open.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class CaseChange:
     fields: tuple[str, str]  # "ok/checked" in each result
     mean_valid_mass: tuple[float | None, float | None]
     outputs: tuple[OutputChange, ...]
+    failed_open: tuple[int, int] = (0, 0)  # samples whose output ignored the schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,8 @@ class ResultComparison:
     names: tuple[str, str]  # the two files, as given
     metrics: tuple[tuple[str, Any, Any], ...]  # (metric, first, second), every shared metric
     cases: tuple[CaseChange, ...]  # regressions first
+    # Where each result was made: "local", or the server, its mode and model (`--server`).
+    sources: tuple[str, str] = ("local", "local")
 
     @property
     def regressed(self) -> bool:
@@ -85,7 +90,20 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], names=("A", "B")) -> R
         for i in ids
     ]
     changes.sort(key=lambda c: _ORDER.index(c.change) if c.change in _ORDER else len(_ORDER))
-    return ResultComparison(tuple(names), metrics, tuple(changes))
+    return ResultComparison(tuple(names), metrics, tuple(changes), (_source(a), _source(b)))
+
+
+def _source(result: dict[str, Any]) -> str:
+    server = result.get("server")
+    if not isinstance(server, dict):
+        return "local"
+    form = f" ({server['response_format']})" if server.get("response_format") else ""
+    model = f", model {server['model']}" if server.get("model") else ""
+    return f"server {server.get('url')}, mode {server.get('mode')}{form}{model}"
+
+
+def _n_failed_open(samples: dict[int, dict[str, Any]]) -> int:
+    return sum(bool((s.get("server") or {}).get("failed_open")) for s in samples.values())
 
 
 def _by_id(result: dict[str, Any], key: str) -> dict[str, dict[str, Any]]:
@@ -128,6 +146,7 @@ def _case_change(
         (_fields(a), _fields(b)),
         (_mass(sa), _mass(sb)),
         outputs,
+        (_n_failed_open(sa), _n_failed_open(sb)),
     )
 
 
@@ -153,7 +172,10 @@ def _share(case: dict[str, Any]) -> float:
 
 def comparison_text(c: ResultComparison) -> str:
     a, b = c.names
-    lines = [f"Maskscope test results compared · {a} → {b}", ""]
+    lines = [f"Maskscope test results compared · {a} → {b}"]
+    if c.sources != ("local", "local"):
+        lines += [f"  {a}: {c.sources[0]}", f"  {b}: {c.sources[1]}"]
+    lines.append("")
     for key, x, y in c.metrics:
         if x != y:
             lines.append(f"  {key:<28} {_num(x):>12} → {_num(y):<12}")
@@ -166,6 +188,7 @@ def comparison_text(c: ResultComparison) -> str:
             f"  {case.change.value.upper():<10} {case.case_id}: validity {va} → {vb}, "
             f"fields {case.fields[0]} → {case.fields[1]}, valid mass "
             f"{_num(case.mean_valid_mass[0])} → {_num(case.mean_valid_mass[1])}"
+            + (", failed open {} → {}".format(*case.failed_open) if any(case.failed_open) else "")
         )
         for out in case.outputs[:3]:
             lines.append(f"      #{out.index + 1}: {out.before!r}")

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from engine.explain.marks import Mark, mark
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.suite.format import Expectation, Thresholds
+from engine.suite.server_note import ServerNote
 
 RUNAWAY_WHITESPACE_RUN = 16
 RUNAWAY_WHITESPACE_SHARE = 0.5
@@ -73,12 +74,18 @@ class Sample:
     fields: tuple[FieldResult, ...]
     mean_valid_mass: float | None  # None for a sample without steps
     min_valid_mass: float | None
-    n_overruled: int
-    n_forced: int
+    n_overruled: int | None  # None for a sample made on a server: it has no per-step masks
+    n_forced: int | None
     runaway: Runaway
     # The run cache's key of this sample's run (engine/suite/cache.py sample_key), which
     # opens it again from a result file; empty when the run was not made by a suite runner.
     run_key: str = ""
+    server: ServerNote | None = None  # for a sample made on a server (engine/suite/server_run.py)
+
+    @property
+    def failed_open(self) -> str:
+        """Why the server ignored the schema on this sample; empty when it did not."""
+        return self.server.failed_open if self.server is not None else ""
 
     @property
     def valid(self) -> bool:
@@ -104,6 +111,8 @@ class Sample:
     def failures(self) -> tuple[str, ...]:
         """Why this sample fails its case, in words; empty when it passes."""
         invalid = _invalid_reasons(self.result)
+        if self.failed_open:  # first: it says why the rest went wrong
+            invalid = (f"the server failed open: {self.failed_open}", *invalid)
         if not _is_object(self.result):
             return invalid  # its fields went unchecked: the reason it is no object says it all
         return (*invalid, *(f.why for f in self.fields if not f.ok))
@@ -160,7 +169,11 @@ def _longest_repeat(pieces: Sequence[str]) -> tuple[int, str]:
 
 
 def runaway_of(records: Sequence[StepRecord]) -> Runaway:
-    pieces = [r.token_piece for r in records]
+    return runaway_of_pieces([r.token_piece for r in records])
+
+
+def runaway_of_pieces(pieces: Sequence[str]) -> Runaway:
+    """The runaway measure over the output's token pieces (a server's sample has no records)."""
     white = [_whitespace_only(p) for p in pieces]
     n_white, longest_white = sum(white), _longest_true_run(white)
     repeat, repeated = _longest_repeat(pieces)
@@ -308,6 +321,11 @@ class Summary:
     n_cancelled: int
     wall_s: float | None  # the batch's wall time, when the caller measured it
     n_planned: int | None = None  # samples the run set out to make, when the caller says
+    # Samples made on a server (engine/suite/server_run.py): those whose output ignored the
+    # schema, and the token logprobs the server returned (mean and minimum over every token).
+    n_failed_open: int = 0
+    mean_logprob: float | None = None
+    min_logprob: float | None = None
 
     @property
     def n_samples(self) -> int:
@@ -346,6 +364,9 @@ def summarise(
     seconds = wall_s if wall_s is not None else sum(_generation_s(s.result) for s in samples)
     latencies = [s.latency_ms for s in samples]
     reasons = [s.result.finish_reason for s in samples]
+    logprobs = [lp for s in samples if s.server is not None for lp in s.server.logprobs]
+    # Per-step marks exist only where samples were decoded here: on a server they are n/a.
+    stepwise = not samples or any(s.server is None for s in samples)
     return Summary(
         samples=samples,
         cases=_by_case(samples),
@@ -354,8 +375,8 @@ def summarise(
         mean_valid_mass=sum(masses) / len(masses) if masses else None,
         min_valid_mass=min(masses, default=None),
         n_steps=len(masses),
-        n_overruled=marks.count(Mark.OVERRULED),
-        n_forced=marks.count(Mark.FORCED),
+        n_overruled=marks.count(Mark.OVERRULED) if stepwise else None,
+        n_forced=marks.count(Mark.FORCED) if stepwise else None,
         fields_ok=fields_ok,
         fields_checked=fields_checked,
         field_accuracy=_rate(fields_ok, fields_checked),
@@ -368,6 +389,9 @@ def summarise(
         n_cancelled=reasons.count(FinishReason.CANCELLED),
         wall_s=wall_s,
         n_planned=n_planned,
+        n_failed_open=sum(bool(s.failed_open) for s in samples),
+        mean_logprob=sum(logprobs) / len(logprobs) if logprobs else None,
+        min_logprob=min(logprobs, default=None),
     )
 
 
@@ -455,6 +479,13 @@ def _problems(summary: Summary, checks: Sequence[Check]) -> tuple[str, ...]:
             f"the engine failed on {summary.n_errors} of {summary.n_samples} samples "
             f"(case {first.case_id}, sample {first.index + 1}: "
             f"{first.result.message or 'no message'})"
+        )
+    if summary.n_failed_open:
+        first = next(s for s in summary.samples if s.failed_open)
+        found.append(
+            f"the server failed open on {summary.n_failed_open} of {summary.n_samples} "
+            f"samples: its outputs ignore the schema (case {first.case_id}, sample "
+            f"{first.index + 1}: {first.failed_open})"
         )
     planned = max(summary.n_planned or 0, summary.n_samples)
     unfinished = summary.n_cancelled + planned - summary.n_samples

@@ -16,7 +16,11 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
 - "metrics": n_samples, n_cases, validity_rate, truncation_rate, mean_valid_mass,
   min_valid_mass, n_steps, n_overruled, n_forced, fields_ok, fields_checked, field_accuracy,
   n_tokens, tokens_per_s, latency_ms_p50, latency_ms_p95, n_runaway, n_errors, n_cancelled,
-  wall_s, n_planned (a rate is null when there is nothing to divide by);
+  wall_s, n_planned, n_failed_open, mean_logprob, min_logprob (a rate is null when there is
+  nothing to divide by; n_overruled, n_forced and the valid mass are null for a server run,
+  the logprobs for a local one);
+- "server": for a run on a server (`--server`), {"url", "mode", "model", "response_format"}
+  (the model the server names, the response_format form it took); absent for a local run;
 - "thresholds": one {"key", "metric", "limit", "measured", "passed", "text"} per threshold set;
 - "problems": why the run is no test result (exit 2), in words;
 - "cases": one {"id", "n_samples", "n_valid", "validity_rate", "fields_ok", "fields_checked",
@@ -30,7 +34,9 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
   "metrics":
   n_tokens, tokens_per_s, latency_ms, mean_valid_mass, min_valid_mass, n_overruled, n_forced,
   whitespace_steps, longest_whitespace_run, longest_repeat, repeated_piece, runaway,
-  runaway_reason.
+  runaway_reason, mean_logprob, min_logprob; a sample made on a server also has "server":
+  {"failed_open" (why its output ignores the schema; empty when it does not), "grammar" (the
+  tested grammar on the output), "finish_reason" (the server's), "tokens", "logprobs"}.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.suite.metrics import THRESHOLDS, CaseSummary, Check, Sample, Summary, Verdict
+from engine.suite.server_note import ServerNote
 
 FORMAT = "maskscope-test-result"
 VERSION = 1
@@ -93,8 +100,8 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
             bound.get("truncation_rate", ""),
         ),
         _row("valid mass mean / min (every step)", mass),
-        _row(f"overruled steps (of {s.n_steps})", str(s.n_overruled)),
-        _row(f"forced steps (of {s.n_steps})", str(s.n_forced)),
+        _row(f"overruled steps (of {s.n_steps})", _count(s.n_overruled)),
+        _row(f"forced steps (of {s.n_steps})", _count(s.n_forced)),
         _row(
             f"field accuracy ({s.fields_ok} of {s.fields_checked} fields)",
             _fmt(s.field_accuracy),
@@ -103,6 +110,22 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
         _row(f"tokens/s ({s.n_tokens} tokens)", _fmt(s.tokens_per_s)),
         _row("latency ms per object p50 / p95", latency, bound.get("latency_ms_p95", "")),
         _row("runaway samples (whitespace or repetition)", str(s.n_runaway)),
+        *_server_rows(s),
+    ]
+
+
+def _count(value: int | None) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def _server_rows(s: Summary) -> list[str]:
+    """The rows only a run on a server has."""
+    if not any(x.server is not None for x in s.samples):
+        return []
+    logprob = f"{_fmt(s.mean_logprob)} / {_fmt(s.min_logprob)}"
+    return [
+        _row("token logprob mean / min (from the server)", logprob),
+        _row("failed open (output ignores the schema)", str(s.n_failed_open)),
     ]
 
 
@@ -114,6 +137,8 @@ def _worst_cell(case: CaseSummary) -> str:
         return f"#{worst.index + 1} (seed {worst.seed}): {worst.failures[0]}"
     if worst.runaway.runaway:
         return f"#{worst.index + 1} (seed {worst.seed}): runaway, {worst.runaway.reason}"
+    if worst.min_valid_mass is None:  # made on a server: no masses
+        return "all passed"
     return f"all passed; lowest valid mass {_fmt(worst.min_valid_mass)} (#{worst.index + 1})"
 
 
@@ -137,16 +162,26 @@ def _outcome(verdict: Verdict) -> list[str]:
     return [f"PASSED (exit {code}): {held}"]
 
 
-def summary_text(summary: Summary, verdict: Verdict, suite_name: str = "") -> str:
-    """The block the command line prints after a run, in the style of `maskscope bench`."""
+def summary_text(
+    summary: Summary, verdict: Verdict, suite_name: str = "", server: dict[str, str] | None = None
+) -> str:
+    """The block the command line prints after a run, in the style of `maskscope bench`;
+    `server` (ServerInfo.to_json) names the server a --server run was made on."""
     name = f" · {suite_name}" if suite_name else ""
     head = f"Maskscope test{name} · {summary.n_cases} case(s), {summary.n_samples} sample(s)" + (
         f" in {summary.wall_s:.1f} s" if summary.wall_s is not None else ""
     )
-    parts = [head, "", *_metric_rows(summary, verdict)]
+    parts = [head, *([_server_line(server)] if server else []), ""]
+    parts += _metric_rows(summary, verdict)
     if summary.cases:
         parts += ["", *_case_rows(summary)]
     return "\n".join([*parts, "", *_outcome(verdict)]) + "\n"
+
+
+def _server_line(server: dict[str, str]) -> str:
+    form = f" ({server['response_format']})" if server.get("response_format") else ""
+    model = server.get("model") or "a model it does not name"
+    return f"on the server {server['url']} · mode {server['mode']}{form} · model {model}"
 
 
 # -- the JSON result ------------------------------------------------------------------------
@@ -179,6 +214,9 @@ def _metrics_json(s: Summary) -> dict[str, Any]:
         "n_cancelled": s.n_cancelled,
         "wall_s": _rounded(s.wall_s, 3),
         "n_planned": s.n_planned,
+        "n_failed_open": s.n_failed_open,
+        "mean_logprob": _rounded(s.mean_logprob),
+        "min_logprob": _rounded(s.min_logprob),
     }
 
 
@@ -209,7 +247,7 @@ def _case_json(c: CaseSummary) -> dict[str, Any]:
 
 
 def sample_to_json(s: Sample) -> dict[str, Any]:
-    r, run = s.result, s.runaway
+    r, run, note = s.result, s.runaway, s.server
     return {
         "case": s.case_id,
         "index": s.index,
@@ -239,13 +277,27 @@ def sample_to_json(s: Sample) -> dict[str, Any]:
             "repeated_piece": run.repeated_piece,
             "runaway": run.runaway,
             "runaway_reason": run.reason,
+            "mean_logprob": _rounded(note.mean_logprob) if note else None,
+            "min_logprob": _rounded(note.min_logprob) if note else None,
         },
+    } | ({"server": _server_json(note)} if note else {})
+
+
+def _server_json(note: ServerNote) -> dict[str, Any]:
+    return {
+        "failed_open": note.failed_open,
+        "grammar": note.grammar,
+        "finish_reason": note.finish_reason,
+        "tokens": list(note.tokens),
+        "logprobs": [round(lp, 6) for lp in note.logprobs],
     }
 
 
-def summary_to_json(summary: Summary, verdict: Verdict, suite_name: str = "") -> dict[str, Any]:
+def summary_to_json(
+    summary: Summary, verdict: Verdict, suite_name: str = "", server: dict[str, str] | None = None
+) -> dict[str, Any]:
     """The result `--json` writes; its keys are listed in this module's docstring."""
-    return {
+    result = {
         "format": FORMAT,
         "version": VERSION,
         "suite": suite_name,
@@ -257,3 +309,4 @@ def summary_to_json(summary: Summary, verdict: Verdict, suite_name: str = "") ->
         "cases": [_case_json(c) for c in summary.cases],
         "samples": [sample_to_json(s) for s in summary.samples],
     }
+    return result | ({"server": server} if server else {})

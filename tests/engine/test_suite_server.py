@@ -1,0 +1,195 @@
+"""`maskscope test --server URL` against a real OpenAI-compatible server: llama-cpp-python's
+own (`python -m llama_cpp.server`, its [server] extra) on 127.0.0.1 with the default model,
+started once for this module and stopped after it.
+
+What that server does, and what each test holds it to: the `grammar` field binds
+/v1/completions; /v1/chat/completions refuses OpenAI's json_schema form (500) and takes
+{"type": "json_object", "schema"}; /v1/completions silently ignores response_format, which the
+fail-open check must catch. The schema and max_tokens are small: the server's grammar over a
+262k vocabulary costs 2-3 forward passes a token, and its logprobs about 0.5 s a token.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from engine.cli.main import main
+from engine.schema.validate import validation_issues
+from engine.suite.load import suite_from_json
+from engine.suite.server import ServerOptions, response_format
+from engine.suite.server_client import HttpRefusal, ServerClient
+from engine.suite.server_run import run_suite_on_server
+
+pytestmark = pytest.mark.slow  # a child process serving the model
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
+    "required": ["currency"],
+    "additionalProperties": False,
+}
+PROMPT = (
+    'Invoice 3310\nAmount due: 610.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n{{invoice}}\n\nJSON:\n'
+)
+SUITE = {
+    "format": "maskscope-suite",
+    "version": 1,
+    "name": "server",
+    "schema": SCHEMA,
+    "generation": {"max_tokens": 40, "temperature": 0.3, "seed": 0},
+    "prompt": PROMPT,
+    "samples": 1,
+    "cases": [
+        {"id": "usd", "vars": {"invoice": "Invoice 10-4471\nAmount due: 1,950.00 USD"}},
+        {"id": "eur", "vars": {"invoice": "Invoice 2291\nAmount due: 1.240,00 EUR"}},
+    ],
+    "thresholds": {"min_validity": 0.5},
+}
+_START_S = 180
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> str:
+    """The URL of llama-cpp-python's server on the default model; never skipped: a server
+    that does not come up fails the test with its own stderr."""
+    from engine.model.paths import default_model_path
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path_factory.mktemp("server") / "stderr.txt"
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+    ]  # fmt: skip
+    with log.open("wb") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + _START_S
+        while not _answers(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                said = log.read_text(errors="replace")[-3000:]
+                pytest.fail(f"llama_cpp.server did not come up on {url}:\n{said}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def suite_file(tmp_path) -> str:
+    path = tmp_path / "server.suite.json"
+    path.write_text(json.dumps(SUITE), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture
+def cache_folder(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setattr("engine.suite.cache.default_folder", lambda: folder)
+    return folder
+
+
+def _json_run(capsys, argv: list[str]) -> tuple[int, dict]:
+    code = main(argv)
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_grammar_mode_binds_the_server_and_compares_with_the_local_run(
+    server, suite_file, tmp_path, cache_folder, capsys
+):
+    code, result = _json_run(capsys, ["test", suite_file, "--server", server, "--json"])
+    assert code == 0, result["problems"]
+    assert result["server"]["url"] == server and result["server"]["mode"] == "grammar"
+    assert result["server"]["model"].endswith(".gguf")  # as /v1/models names it
+    for sample in result["samples"]:
+        assert sample["valid"] and set(sample["json"]) == {"currency"}
+        assert validation_issues(sample["json"], SCHEMA) == ()
+        assert sample["server"]["grammar"] == "accepted" and not sample["server"]["failed_open"]
+        # Logprobs came back and are shown; the per-step masks do not exist here.
+        assert len(sample["server"]["logprobs"]) == sample["metrics"]["n_tokens"]
+        assert sample["metrics"]["mean_logprob"] < 0
+        assert sample["metrics"]["mean_valid_mass"] is None
+        assert sample["metrics"]["n_forced"] is None
+    assert result["metrics"]["n_overruled"] is None and result["metrics"]["n_failed_open"] == 0
+    assert result["metrics"]["min_logprob"] <= result["metrics"]["mean_logprob"] < 0
+
+    local = tmp_path / "local.json"
+    code, local_result = _json_run(capsys, ["test", suite_file, "--json"])
+    local.write_text(json.dumps(local_result), encoding="utf-8")
+    remote = tmp_path / "server.json"
+    remote.write_text(json.dumps(result), encoding="utf-8")
+    main(["test", "--compare", str(local), str(remote)])
+    shown = capsys.readouterr().out
+    assert f"server.json: server {server}, mode grammar" in shown
+    assert "local.json: local" in shown
+
+
+def test_response_format_falls_back_to_json_object(server, model):
+    client = ServerClient(server)
+    schema_form = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}
+    schema_form["response_format"] = response_format("json_schema", SCHEMA)
+    with pytest.raises(HttpRefusal) as refused:  # what makes the fallback needed here
+        client.post("/v1/chat/completions", schema_form)
+    assert refused.value.status == 500
+
+    suite = suite_from_json(SUITE, ".")
+    options = ServerOptions(server, "response_format", logprobs=False)
+    made = run_suite_on_server(model, suite, options)
+    assert made.server.response_format == "json_object"  # tried json_schema first
+    assert len(made.run.samples) == 2
+    for sample in made.run.samples:
+        assert sample.valid, sample.failures
+        assert set(sample.result.parsed) == {"currency"}
+        assert not sample.failed_open
+
+
+def test_response_format_on_completions_is_caught_failing_open(server, suite_file, capsys):
+    argv = ["test", suite_file, "--server", server, "--server-mode",
+            "completions+response_format", "--no-logprobs", "--json"]  # fmt: skip
+    code, result = _json_run(capsys, argv)
+    assert code == 2  # a server problem, never a test failure
+    assert result["metrics"]["n_failed_open"] == 2
+    assert any("the server failed open on 2 of 2 samples" in p for p in result["problems"])
+    for sample in result["samples"]:
+        assert "ignores the tested grammar" in sample["server"]["failed_open"]
+        assert sample["failures"][0].startswith("the server failed open")
+
+
+def test_a_cancel_keeps_the_finished_samples(server, model):
+    suite = suite_from_json(SUITE, ".")
+    stop = threading.Event()
+    options = ServerOptions(server, concurrency=1, logprobs=False)
+    made = run_suite_on_server(
+        model, suite, options, should_stop=stop.is_set, on_progress=lambda p: stop.set()
+    )
+    assert made.run.cancelled and made.run.planned == 2
+    assert [s.case_id for s in made.run.samples] == ["usd"]
+    assert made.run.samples[0].valid
