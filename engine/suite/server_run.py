@@ -166,7 +166,7 @@ class _ServerRunner:
         self._replies: queue.Queue[_Reply] = queue.Queue()
         self.made: list[tuple[int, Sample, SavedRun]] = []
         self.start = time.perf_counter()
-        self.checker = _GrammarCheck(model, compiled)
+        self.checker = GrammarCheck(model, compiled)
 
     def close(self) -> None:
         self.checker.close()
@@ -313,7 +313,7 @@ def _finish(server_reason: str) -> FinishReason:
     return FinishReason.ERROR
 
 
-class _GrammarCheck:
+class GrammarCheck:
     """Maskscope's tested grammar, on llguidance, reading the server's outputs."""
 
     def __init__(self, model: Model, compiled: CompiledSchema) -> None:
