@@ -26,12 +26,12 @@ class ServerUnreachable(SuiteError):
     """The server did not answer at all, after every retry."""
 
 
-@dataclass(frozen=True, slots=True)
 class HttpRefusal(Exception):
     """The server answered with an HTTP error status; `message` is what its body says."""
 
-    status: int
-    message: str
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)
+        self.status, self.message = status, message
 
     def __str__(self) -> str:
         return f"HTTP {self.status}: {self.message}"
@@ -131,4 +131,4 @@ class ServerClient:
                 return Reply(json.loads(raw), wall_ms)
             except json.JSONDecodeError:
                 raise HttpRefusal(200, f"not JSON: {raw[:200]!r}") from None
-        raise AssertionError("unreachable")  # the loop returns or raises
+        raise AssertionError("the last attempt returns or raises")
