@@ -177,3 +177,13 @@ def test_the_replies_of_both_endpoints_are_read_with_their_logprobs():
 def test_only_a_refusal_naming_response_format_counts_as_one():
     assert refuses_format(HttpRefusal(500, "Input should be 'text' or 'json_object' json_schema"))
     assert not refuses_format(HttpRefusal(500, "out of memory"))
+
+
+def test_local_only_options_do_not_go_with_a_server(tmp_path, capsys):
+    path = tmp_path / "fake.suite.json"
+    path.write_text(json.dumps(SUITE), encoding="utf-8")
+    url = "http://127.0.0.1:9"  # never asked: the options are refused first
+    assert main(["test", str(path), "--server", url, "--parallel", "2"]) == 2
+    assert "with --server use --concurrency" in capsys.readouterr().err
+    assert main(["test", str(path), "--server", url, "--html", str(tmp_path / "r.html")]) == 2
+    assert "--html reports a local run" in capsys.readouterr().err

@@ -14,6 +14,7 @@ from engine.records import FinishReason
 from engine.settings import GenerationSettings
 from engine.suite.compare import compare_results, comparison_text
 from engine.suite.format import Thresholds
+from engine.suite.junit import junit_xml
 from engine.suite.metrics import Sample, evaluate, field_results, runaway_of_pieces, summarise
 from engine.suite.server_note import ServerNote
 from engine.suite.server_run import GrammarCheck
@@ -100,6 +101,7 @@ def test_a_server_run_reports_failing_open_as_a_harness_problem_with_no_step_met
     assert result["metrics"]["n_forced"] is None and result["metrics"]["n_failed_open"] == 1
     assert result["samples"][1]["server"]["failed_open"].startswith("the output ignores")
     assert result["samples"][0]["metrics"]["mean_logprob"] == -0.75
+    assert "failed open" in junit_xml(summary, verdict, "s")  # JUnit carries the problem too
 
 
 def test_compare_names_the_server_and_counts_the_samples_that_failed_open():
