@@ -34,8 +34,8 @@ _TINT_ALPHA = 56  # a tint under the text, readable on light and dark rows alike
 def _num(value: object) -> str:
     if value is None:
         return "—"
-    if isinstance(value, float):
-        return f"{value:.3g}"
+    if isinstance(value, float):  # 0.745, 21.7, 1018 (ms): never 1.02e+03
+        return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
     return str(value)
 
 
@@ -90,13 +90,19 @@ class ResultCompareView(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.addButton(self.copy_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.close)
+        # The cases beside the metrics that changed, the selected case's outputs below both.
+        top = QSplitter(Qt.Orientation.Horizontal, self)
+        top.addWidget(self.cases)
+        top.addWidget(self.metrics)
+        top.setStretchFactor(0, 3)
+        top.setStretchFactor(1, 2)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
-        for widget in (self.metrics, self.cases, self.outputs):
-            splitter.addWidget(widget)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 3)
-        splitter.setStretchFactor(2, 2)
-        splitter.setChildrenCollapsible(False)
+        splitter.addWidget(top)
+        splitter.addWidget(self.outputs)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        for part in (top, splitter):
+            part.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.verdict)
         layout.addWidget(splitter, 1)
@@ -111,6 +117,7 @@ class ResultCompareView(QDialog):
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.verticalHeader().hide()
+        table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)

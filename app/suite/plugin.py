@@ -205,6 +205,7 @@ class Suites(QObject):
             self.window.report_problem("Cannot open the test result", problem)
             return False
         self.window.panes.show_pane("suite")
+        self.pane.favour_results()
         self.window.status.showMessage(
             f"Opened the test result {path}: double-click a sample to see its run", 0
         )

@@ -7,6 +7,7 @@ which the pane looks up when a row is opened (sig_open_key)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.theme import chart_colors
 from engine.runs.saved import SavedRun
 from engine.suite.metrics import Sample, Summary, Verdict
 
@@ -39,8 +41,7 @@ COLUMNS = (
     "latency ms",
     "why it fails",
 )
-FAILING = QColor("#fde2e2")
-PASSED_COLOUR, FAILED_COLOUR, PROBLEM_COLOUR = "#1b7d33", "#b00020", "#8a5a00"
+FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light or dark
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,22 +133,32 @@ def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0f} ms"
 
 
+def _count(value: int | None) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def _verdict_head(problems: Sequence[str], failed: Sequence[str], passed: bool) -> str:
+    """No verdict, Failed or Passed, in the theme's colours, with the reasons."""
+    colours = chart_colors()
+    if problems:
+        return f"<b style='color:{colours.warn.name()}'>No verdict</b>: " + escape(
+            "; ".join(problems)
+        )
+    if failed or not passed:
+        return f"<b style='color:{colours.bad.name()}'>Failed</b>: " + escape("; ".join(failed))
+    return f"<b style='color:{colours.ok.name()}'>Passed</b>: every threshold holds"
+
+
 def verdict_html(summary: Summary, verdict: Verdict) -> str:
     """Passed / failed with the failing metrics named, then the main numbers."""
-    if verdict.problems:
-        head = f"<b style='color:{PROBLEM_COLOUR}'>No verdict</b>: " + "; ".join(verdict.problems)
-    elif verdict.failed:
-        named = "; ".join(check.text for check in verdict.failed)
-        head = f"<b style='color:{FAILED_COLOUR}'>Failed</b>: {named}"
-    else:
-        head = f"<b style='color:{PASSED_COLOUR}'>Passed</b>: every threshold holds"
+    head = _verdict_head(verdict.problems, [c.text for c in verdict.failed], verdict.passed)
     n_failing = sum(not s.passed for s in summary.samples)
     numbers = (
         f"{summary.n_samples} samples of {summary.n_cases} cases, {n_failing} failing their case · "
         f"validity {_pct(summary.validity_rate)} · truncated {_pct(summary.truncation_rate)} · "
         f"fields {_pct(summary.field_accuracy)} · valid mass mean "
         f"{_mass(summary.mean_valid_mass)}, min {_mass(summary.min_valid_mass)} · "
-        f"overruled {summary.n_overruled}, forced {summary.n_forced} · "
+        f"overruled {_count(summary.n_overruled)}, forced {_count(summary.n_forced)} · "
         f"p50 {_ms(summary.latency_ms_p50)}, p95 {_ms(summary.latency_ms_p95)}"
     )
     if summary.tokens_per_s is not None:
@@ -166,22 +177,16 @@ def _file_numbers(m: dict[str, Any], n_failing: int) -> str:
         f"case · validity {_pct(get('validity_rate'))} · truncated "
         f"{_pct(get('truncation_rate'))} · fields {_pct(get('field_accuracy'))} · valid mass "
         f"mean {_mass(get('mean_valid_mass'))}, min {_mass(get('min_valid_mass'))} · "
-        f"overruled {get('n_overruled')}, forced {get('n_forced')} · "
+        f"overruled {_count(get('n_overruled'))}, forced {_count(get('n_forced'))} · "
         f"p50 {_ms(get('latency_ms_p50'))}, p95 {_ms(get('latency_ms_p95'))}"
     )
 
 
 def result_file_html(data: dict[str, Any], source: str, n_failing: int) -> str:
     """The verdict line of a saved result, as verdict_html words a run, and where it is from."""
-    failed = [c.get("text", "") for c in data.get("thresholds", []) if not c.get("passed")]
-    if data.get("problems"):
-        head = f"<b style='color:{PROBLEM_COLOUR}'>No verdict</b>: " + "; ".join(
-            escape(str(p)) for p in data["problems"]
-        )
-    elif failed or not data.get("passed"):
-        head = f"<b style='color:{FAILED_COLOUR}'>Failed</b>: " + escape("; ".join(failed))
-    else:
-        head = f"<b style='color:{PASSED_COLOUR}'>Passed</b>: every threshold holds"
+    failed = [str(c.get("text", "")) for c in data.get("thresholds", []) if not c.get("passed")]
+    problems = [str(p) for p in data.get("problems", [])]
+    head = _verdict_head(problems, failed, bool(data.get("passed")))
     suite = escape(str(data.get("suite") or "a suite"))
     where = f"Result file {escape(source)} · suite {suite} · double-click a sample to open it"
     return f"{where}<br>{head}<br>{_file_numbers(data.get('metrics', {}), n_failing)}"
@@ -216,7 +221,7 @@ class ResultsView(QWidget):
         self.notice = QLabel(self)
         self.notice.setWordWrap(True)
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.notice.setStyleSheet(f"color: {PROBLEM_COLOUR}; font-weight: bold;")
+        self.notice.setStyleSheet(f"color: {chart_colors().warn.name()}; font-weight: bold;")
         self.notice.hide()
         layout.addWidget(self.summary)
         layout.addWidget(self.notice)
@@ -279,6 +284,8 @@ class ResultsView(QWidget):
         row = self.rows[r]
         cells, tip, _ = _cells(row)
         items = [QTableWidgetItem(text) for text in cells]
+        tint = QColor(chart_colors().bad)
+        tint.setAlpha(FAILING_ALPHA)
         items[0].setData(Qt.ItemDataRole.UserRole, r)
         at = self.table.rowCount()
         self.table.insertRow(at)
@@ -286,8 +293,7 @@ class ResultsView(QWidget):
             if c in range(1, 10):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if not _passed(row):
-                item.setBackground(QBrush(FAILING))
-                item.setForeground(QBrush(QColor("#000000")))
+                item.setBackground(QBrush(tint))
             item.setToolTip(tip)
             self.table.setItem(at, c, item)
 

@@ -85,6 +85,7 @@ class SuitePane(QWidget):
         self.results.sig_open.connect(self.sig_open)
         self.results.sig_open_key.connect(self.open_cached)
         self.editor.sig_changed.connect(self._show_planned)
+        self.editor.sig_changed.connect(self._unfold_editor)
 
     def _build(self) -> None:
         self.run_button = QPushButton("Run suite", self)
@@ -149,6 +150,7 @@ class SuitePane(QWidget):
             self.editor.message.setText("The suite has no cases to run: add one")
             self.editor.message.show()
             return False
+        self._unfold_editor()
         cache = (self.cache or RunCache()) if self.use_cache.isChecked() else None
         request = SuiteRequest(suite, self._model_settings(), cache=cache)
         if not self.controller.start_suite(request):
@@ -236,6 +238,21 @@ class SuitePane(QWidget):
         self.progress.setFormat("%v samples in the result file")
         self.eta.setText("")
         return ""
+
+    def favour_results(self) -> None:
+        """A result file's samples are what there is to look at: the editor folds away
+        (dragging the handle, running or opening a suite brings it back). Call once the
+        pane shows, when its size is known."""
+        self.splitter.setCollapsible(0, True)
+        self.splitter.setSizes([0, sum(self.splitter.sizes())])
+        self.updateGeometry()
+
+    def _unfold_editor(self) -> None:
+        sizes = self.splitter.sizes()
+        if sizes and sizes[0] == 0:
+            total = sum(sizes)
+            self.splitter.setSizes([total * 2 // 3, total - total * 2 // 3])
+        self.splitter.setCollapsible(0, False)
 
     def open_cached(self, key: str, name: str) -> None:
         """A result file's sample: its run from the cache, or why it cannot be shown."""

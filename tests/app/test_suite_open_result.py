@@ -111,8 +111,11 @@ def test_a_result_without_run_keys_or_no_result_at_all_says_why(
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old), encoding="utf-8")
     assert window.suites.open_result(str(path))
+    assert pane.splitter.sizes()[0] == 0  # the editor folds away for the file's samples
     _open_first_sample(qtbot, window)
     assert "keeps no run keys" in pane.results.notice.text()
+    window.suites.open_bundled("currency")  # opening a suite brings the editor back
+    assert pane.splitter.sizes()[0] > 0
 
     foreign = tmp_path / "foreign.json"
     foreign.write_text('{"format": "maskscope-run"}', encoding="utf-8")
