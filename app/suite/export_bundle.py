@@ -179,7 +179,9 @@ class BundleExport(QObject):
             QMessageBox.Icon.Information, f"Bundle exported ({word})", text,
             QMessageBox.StandardButton.Close, self.window,
         )  # fmt: skip
-        box.setInformativeText(detail)
+        box.setInformativeText(
+            f"{detail} Its README.md says what was tested and how to use each file."
+        )
         opener = box.addButton("Open Folder", QMessageBox.ButtonRole.ActionRole)
         opener.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(out))))
         if self.done_box is not None:
