@@ -63,8 +63,8 @@ class FileRow:
     n_fields: int
     mean_valid_mass: float | None
     min_valid_mass: float | None
-    n_overruled: int
-    n_forced: int
+    n_overruled: int | None  # None for a sample made on a server (no per-step masks)
+    n_forced: int | None
     latency_ms: float | None
     failures: tuple[str, ...]
     text: str
@@ -89,13 +89,17 @@ class FileRow:
             n_fields=len(s["fields"]),
             mean_valid_mass=m["mean_valid_mass"],
             min_valid_mass=m["min_valid_mass"],
-            n_overruled=int(m["n_overruled"]),
-            n_forced=int(m["n_forced"]),
+            n_overruled=_int_or_none(m["n_overruled"]),
+            n_forced=_int_or_none(m["n_forced"]),
             latency_ms=m["latency_ms"],
             failures=tuple(str(f) for f in s["failures"]),
             text=str(s["text"]),
             run_key=s.get("run_key") or None,
         )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def _cells(row: Row | FileRow) -> tuple[list[str], str, str]:
@@ -112,8 +116,8 @@ def _cells(row: Row | FileRow) -> tuple[list[str], str, str]:
         f"{s.fields_ok}/{n_fields}" if n_fields else "–",
         _mass(s.mean_valid_mass),
         _mass(s.min_valid_mass),
-        str(s.n_overruled),
-        str(s.n_forced),
+        _count(s.n_overruled),
+        _count(s.n_forced),
         "–" if s.latency_ms is None else f"{s.latency_ms:.0f}",
         why or "passes",
     ]

@@ -242,7 +242,7 @@ def _report(
     if args.junit:
         from engine.suite.junit import junit_xml
 
-        _write(args.junit, junit_xml(summary, verdict, suite.name))
+        _write(args.junit, junit_xml(summary, verdict, suite.name, server=server))
     if args.json:
         import json
 

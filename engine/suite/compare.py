@@ -200,8 +200,8 @@ def comparison_text(c: ResultComparison) -> str:
 
 
 def _num(value: Any) -> str:
-    if value is None:
-        return "—"
+    if value is None:  # not measured (a server run's step counts) or not in that result
+        return "n/a"
     if isinstance(value, float):
         return f"{value:.3g}"
     return str(value)

@@ -84,8 +84,9 @@ def _properties(parent: ET.Element, summary: Summary) -> None:
                  "min_valid_mass", "tokens_per_s", "latency_ms_p50", "latency_ms_p95"):  # fmt: skip
         value = getattr(summary, name)
         _sub(props, "property", name=name, value="n/a" if value is None else f"{value:.6g}")
-    for name in ("n_samples", "n_cases", "n_overruled", "n_forced", "n_runaway"):
-        _sub(props, "property", name=name, value=str(getattr(summary, name)))
+    for name in ("n_samples", "n_cases", "n_steps", "n_overruled", "n_forced", "n_runaway"):
+        value = getattr(summary, name)  # the step counts are None for a run on a server
+        _sub(props, "property", name=name, value="n/a" if value is None else str(value))
 
 
 def junit_xml(
@@ -95,9 +96,11 @@ def junit_xml(
     *,
     timestamp: datetime | None = None,
     hostname: str | None = None,
+    server: dict[str, str] | None = None,
 ) -> str:
     """The JUnit XML document for one suite run. `timestamp` (when the run started, by
-    default now) is written in UTC without a zone, as the Ant schema wants it."""
+    default now) is written in UTC without a zone, as the Ant schema wants it; `server`
+    (ServerInfo.to_json) names the server a --server run was made on."""
     name = suite_name.strip() or "maskscope"
     when = (timestamp or datetime.now(timezone.utc)).astimezone(timezone.utc)
     total_ms = (
@@ -113,7 +116,7 @@ def junit_xml(
     harness = [p for p in verdict.problems if p not in unmeasured]
     if harness:
         ends.append(_harness_testcase(root, harness, name))
-    _sub(root, "system-out", summary_text(summary, verdict, name))
+    _sub(root, "system-out", summary_text(summary, verdict, name, server))
     _sub(root, "system-err")
     attrs = {
         "name": name,

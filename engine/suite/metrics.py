@@ -306,9 +306,11 @@ class Summary:
     truncation_rate: float | None
     mean_valid_mass: float | None
     min_valid_mass: float | None
-    n_steps: int
-    n_overruled: int
-    n_forced: int
+    # Per-step counts: None for a run made on a server, which has no per-step masks (n/a,
+    # never 0: zero overruled steps would claim the grammar never overruled the model).
+    n_steps: int | None
+    n_overruled: int | None
+    n_forced: int | None
     fields_ok: int
     fields_checked: int
     field_accuracy: float | None
@@ -374,7 +376,7 @@ def summarise(
         truncation_rate=_rate(sum(s.truncated for s in samples), n),
         mean_valid_mass=sum(masses) / len(masses) if masses else None,
         min_valid_mass=min(masses, default=None),
-        n_steps=len(masses),
+        n_steps=len(masses) if stepwise else None,
         n_overruled=marks.count(Mark.OVERRULED) if stepwise else None,
         n_forced=marks.count(Mark.FORCED) if stepwise else None,
         fields_ok=fields_ok,

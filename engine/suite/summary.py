@@ -17,8 +17,8 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
   min_valid_mass, n_steps, n_overruled, n_forced, fields_ok, fields_checked, field_accuracy,
   n_tokens, tokens_per_s, latency_ms_p50, latency_ms_p95, n_runaway, n_errors, n_cancelled,
   wall_s, n_planned, n_failed_open, mean_logprob, min_logprob (a rate is null when there is
-  nothing to divide by; n_overruled, n_forced and the valid mass are null for a server run,
-  the logprobs for a local one);
+  nothing to divide by; n_steps, n_overruled, n_forced and the valid mass are null for a
+  server run, the logprobs for a local one);
 - "server": for a run on a server (`--server`), {"url", "mode", "model", "response_format"}
   (the model the server names, the response_format form it took); absent for a local run;
 - "thresholds": one {"key", "metric", "limit", "measured", "passed", "text"} per threshold set;
@@ -100,8 +100,8 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
             bound.get("truncation_rate", ""),
         ),
         _row("valid mass mean / min (every step)", mass),
-        _row(f"overruled steps (of {s.n_steps})", _count(s.n_overruled)),
-        _row(f"forced steps (of {s.n_steps})", _count(s.n_forced)),
+        _row(f"overruled steps{_of_steps(s)}", _count(s.n_overruled)),
+        _row(f"forced steps{_of_steps(s)}", _count(s.n_forced)),
         _row(
             f"field accuracy ({s.fields_ok} of {s.fields_checked} fields)",
             _fmt(s.field_accuracy),
@@ -116,6 +116,11 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
 
 def _count(value: int | None) -> str:
     return "n/a" if value is None else str(value)
+
+
+def _of_steps(s: Summary) -> str:
+    """The " (of 60)" after a step count; nothing for a server run, which saw no steps."""
+    return "" if s.n_steps is None else f" (of {s.n_steps})"
 
 
 def _server_rows(s: Summary) -> list[str]:

@@ -93,7 +93,7 @@ def test_a_server_run_reports_failing_open_as_a_harness_problem_with_no_step_met
     assert "on the server http://gpu:8080 · mode response_format (json_object) · model m.gguf" in (
         text
     )
-    assert "overruled steps (of 0)" in text and "n/a" in text.split("overruled")[1][:60]
+    assert "n/a" in text.split("overruled steps")[1].splitlines()[0]  # no steps: never "of 0"
     assert "failed open (output ignores the schema)" in text
 
     result = summary_to_json(summary, verdict, "s", SERVER)
