@@ -73,6 +73,10 @@ class ModelCache:
         self._settings = settings
         return self._model
 
+    def loaded(self, settings: ModelSettings) -> Model | None:
+        """The model for these settings if it is the one held; never loads."""
+        return self._model if self._settings == settings else None
+
     def close(self) -> None:
         if self._model is not None:
             self._model.close()
@@ -281,6 +285,11 @@ class RunController(QObject):
     def decoding_one_run(self) -> bool:
         """A single run (not a suite) is queued or in progress: the one Pause and Step act on."""
         return "run" in self._jobs
+
+    def loaded_model(self, settings: ModelSettings) -> Model | None:
+        """The model the worker holds for these settings, between jobs only (the worker
+        thread owns it while one runs); None during a job or when it holds another."""
+        return None if self._jobs else self._cache.loaded(settings)
 
     def start(self, request: RunRequest) -> bool:
         """Queue a run; False (and nothing queued) while another run is in progress."""

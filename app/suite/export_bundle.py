@@ -122,6 +122,7 @@ class BundleExport(QObject):
             and not done.cancelled
             and self.pane.run_suite_of == suite
             and self.pane.run_model == self._model_settings()
+            and self._model() is not None  # else a run (from the cache) loads it again
         )
         return done if same else None
 
@@ -146,7 +147,10 @@ class BundleExport(QObject):
     def _write(self, suite: Suite, run: SuiteRun, out: Path, made: bool) -> bool:
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            tested = tested_of(self._model(), suite, run)
+            model = self._model()
+            if model is None:
+                raise MaskscopeError("the model of that run is no longer loaded: export again")
+            tested = tested_of(model, suite, run)
             self.written = write_bundle(out, tested)
         except MaskscopeError as e:
             self._forget(out, made)
@@ -162,12 +166,11 @@ class BundleExport(QObject):
     def _model_settings(self) -> ModelSettings:
         return self.window.settings_panel.model_settings()
 
-    def _model(self) -> Model:
-        """The model the suite just ran on, as the worker keeps it. Asked for between two
-        jobs, when the worker does not use it: the bundle reads its file's hash, its
-        vocabulary size and its chat template, and decodes nothing."""
-        # The lead engineer's RunController has no public accessor for it (yet).
-        return self.window.controller._cache.get(self._model_settings())
+    def _model(self) -> Model | None:
+        """The model the suite just ran on, as the worker keeps it between two jobs: the
+        bundle reads its file's hash, its vocabulary size and its chat template, and
+        decodes nothing."""
+        return self.window.controller.loaded_model(self._model_settings())
 
     def _say_done(self, out: Path, word: str, name: str) -> None:
         text = f"The bundle of the suite {name} is in {out}: {len(self.written)} files."

@@ -68,3 +68,17 @@ def test_stop_before_the_first_token_cancels_the_run(
 
     run_to_end(window)  # the Stop was for that run only
     assert window.last_result is not None and window.last_result.n_tokens > 0
+
+
+def test_the_loaded_model_is_lent_only_between_jobs_and_only_for_its_settings(
+    window: MainWindow, use_example, run_to_end
+) -> None:
+    use_example(window, "currency", max_tokens=8)
+    settings = window.settings_panel.model_settings()
+    run_to_end(window)
+    held = window.controller.loaded_model(settings)
+    assert held is not None and held.n_vocab > 0
+    assert window.controller.loaded_model(ModelSettings(n_ctx=settings.n_ctx + 512)) is None
+    assert window.run()  # during a job the worker thread owns the model
+    assert window.controller.loaded_model(settings) is None
+    window.stop()
