@@ -5,6 +5,7 @@ failed, 2 bad input or a harness error, a cancel included)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import signal
 import sys
 import threading
@@ -127,7 +128,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     first, second = args.compare
     comparison = compare_results(load_result(first), load_result(second), (first, second))
     if args.json:
-        import dataclasses
         import json
 
         data = dataclasses.asdict(comparison) | {"regressed": comparison.regressed}
@@ -178,8 +178,12 @@ def _run_on_server(args: argparse.Namespace) -> int:
     done = made.run
     # Requests overlap: tokens/s is the server's throughput, every token over the wall time.
     summary = summarise(done.samples, n_planned=done.planned, wall_s=done.wall_s)
-    return _report(args, suite, summary, evaluate(summary, suite.thresholds), done.cancelled,
-                   made.server.to_json())  # fmt: skip
+    verdict = evaluate(summary, suite.thresholds)
+    if made.stopped:  # the server went away: that, not a cancel, is why samples are missing
+        rest = tuple(p for p in verdict.problems if not p.startswith("cancelled: "))
+        verdict = dataclasses.replace(verdict, problems=(made.stopped, *rest))
+    return _report(args, suite, summary, verdict, done.cancelled, made.server.to_json(),
+                   made.stopped)  # fmt: skip
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -224,12 +228,17 @@ def _report(
     verdict: Verdict,
     cancelled: bool,
     server: dict[str, str] | None = None,
+    stopped: str = "",
 ) -> int:
-    """Print the result (and write --junit) of a local or a server run; its exit code."""
+    """Print the result (and write --junit) of a local or a server run; its exit code.
+    `stopped` says why a server run ended early: the server stopped answering."""
     from engine.suite.summary import EXIT_ERROR, exit_code, summary_text, summary_to_json
 
     code = exit_code(verdict)
-    if cancelled:
+    if stopped:
+        code = EXIT_ERROR
+        print(f"maskscope test: {stopped}; the finished samples are kept", file=sys.stderr)
+    elif cancelled:
         code = EXIT_ERROR
         kept = (
             "they are kept in the result" if server else

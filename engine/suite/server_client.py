@@ -23,7 +23,12 @@ BACKOFF_S = 0.5  # before the first retry; doubled before each next one
 
 
 class ServerUnreachable(SuiteError):
-    """The server did not answer at all, after every retry."""
+    """The server did not answer at all, after every retry; `reason` is the last attempt's
+    ("Connection refused, 4 tries, timeout 120 s")."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class HttpRefusal(Exception):
@@ -120,9 +125,11 @@ class ServerClient:
                     raise
                 if attempt == self.retries:
                     tries = f"{self.retries + 1} tries" if self.retries else "1 try"
+                    reason = f"{_reason(exc)}, {tries}, timeout {self.timeout_s:g} s"
                     raise ServerUnreachable(
-                        f"cannot reach the server at {self.url} ({_reason(exc)}, {tries}, "
-                        f"timeout {self.timeout_s:g} s): is it running, and is the URL right?"
+                        f"cannot reach the server at {self.url} ({reason}): is it running, "
+                        "and is the URL right?",
+                        reason,
                     ) from None
                 self._sleep(wait)
                 wait *= 2

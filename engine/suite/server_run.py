@@ -11,8 +11,11 @@ model failure (engine/suite/metrics.py turns it into an exit-2 problem).
 
 The first request goes alone: it settles the form of response_format the server takes and
 proves the server answers before N requests wait on it. A cancel (should_stop) stops sending;
-the requests still in flight are abandoned, and the finished samples are kept. Server runs
-are not cached: the server's model and build are not Maskscope's to hash.
+the requests still in flight are abandoned, and the finished samples are kept. A server that
+stops answering after that first sample (every retry spent) ends the run as a cancel does:
+nothing more is sent, the requests in flight are waited for, the finished samples are kept,
+and ServerRun.stopped says so (exit 2). Server runs are not cached: the server's model and
+build are not Maskscope's to hash.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from engine.suite.server import (
     refuses_format,
     request_for,
 )
-from engine.suite.server_client import HttpRefusal, ServerClient
+from engine.suite.server_client import HttpRefusal, ServerClient, ServerUnreachable
 from engine.suite.server_note import ServerNote
 from engine.suite.template import render_prompt
 
@@ -72,6 +75,9 @@ class ServerInfo:
 class ServerRun:
     run: SuiteRun
     server: ServerInfo
+    # Why the run ended before every sample was back, when the server stopped answering
+    # ("the server at URL stopped answering after K of N samples: ..."); else empty.
+    stopped: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +138,13 @@ def run_suite_on_server(
         len(planned), wall_s,
     )  # fmt: skip
     form = runner.form if options.mode != GRAMMAR else ""
-    return ServerRun(run, ServerInfo(options.url, options.mode, name, form))
+    stopped = (
+        f"the server at {options.url} stopped answering after {len(done)} of {len(planned)} "
+        f"samples: {runner.lost}"
+        if runner.lost
+        else ""
+    )
+    return ServerRun(run, ServerInfo(options.url, options.mode, name, form), stopped)
 
 
 def _plan(
@@ -165,6 +177,7 @@ class _ServerRunner:
         self._form_lock = threading.Lock()
         self._replies: queue.Queue[_Reply] = queue.Queue()
         self.made: list[tuple[int, Sample, SavedRun]] = []
+        self.lost = ""  # why the server stopped answering mid-run; empty while it answers
         self.start = time.perf_counter()
         self.checker = GrammarCheck(model, compiled)
 
@@ -178,19 +191,19 @@ class _ServerRunner:
         on_progress: Callable[[Progress], None] | None,
     ) -> bool:
         """Send every request, at most `concurrency` at a time after the first; True when
-        cancelled before every sample was back."""
+        cancelled, or the server stopped answering, before every sample was back."""
         todo = iter(planned)
         in_flight = 0
         while True:
             # The first reply settles the response_format form before the others are sent.
             width = self.options.concurrency if self.made else 1
-            while in_flight < width and (plan := next(todo, None)) is not None:
+            while not self.lost and in_flight < width and (plan := next(todo, None)) is not None:
                 if should_stop():
                     return True
                 self._launch(plan)
                 in_flight += 1
             if not in_flight:
-                return False
+                return bool(self.lost)
             reply = self._next_reply(should_stop)
             if reply is None:
                 return True
@@ -254,6 +267,11 @@ class _ServerRunner:
     def _add(
         self, reply: _Reply, on_progress: Callable[[Progress], None] | None, total: int
     ) -> None:
+        if isinstance(reply.error, ServerUnreachable) and self.made:
+            # Gone after answering: stop sending, keep what came back (a first request that
+            # gets no answer raises instead: there is nothing to keep).
+            self.lost = self.lost or reply.error.reason
+            return
         if reply.error is not None and not isinstance(reply.error, HttpRefusal):
             raise reply.error  # unreachable, refused response_format, a broken reply
         sample, run = self._sample(reply)

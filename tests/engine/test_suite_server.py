@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -71,36 +72,65 @@ def _answers(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> str:
-    """The URL of llama-cpp-python's server on the default model; never skipped: a server
-    that does not come up fails the test with its own stderr."""
-    from engine.model.paths import default_model_path
+class _Served:
+    """llama_cpp.server on the default model; started again if a test stopped it."""
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("server") / "stderr.txt"
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-    ]  # fmt: skip
-    with log.open("wb") as err:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-    try:
+    def __init__(self, log: Path) -> None:
+        self.log, self.url, self.process = log, "", None
+
+    def start(self) -> None:
+        from engine.model.paths import default_model_path
+
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        command = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        ]  # fmt: skip
+        with self.log.open("wb") as err:
+            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + _START_S
-        while not _answers(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                said = log.read_text(errors="replace")[-3000:]
-                pytest.fail(f"llama_cpp.server did not come up on {url}:\n{said}")
+        while not _answers(self.url):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                said = self.log.read_text(errors="replace")[-3000:]
+                self.stop()
+                pytest.fail(f"llama_cpp.server did not come up on {self.url}:\n{said}")
             time.sleep(0.5)
-        yield url
-    finally:
-        process.terminate()
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
         try:
-            process.wait(timeout=15)
+            self.process.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            self.process.kill()
+            self.process.wait()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[_Served]:
+    """One server for the module; never skipped: a server that does not come up fails the
+    test with its own stderr."""
+    served = _Served(tmp_path_factory.mktemp("server") / "stderr.txt")
+    try:
+        served.start()
+        yield served
+    finally:
+        served.stop()
+
+
+@pytest.fixture
+def server(served) -> str:
+    """The server's URL; the test that stops the server runs last, so this restarts it only
+    if the tests run in another order."""
+    if not served.running:
+        served.start()
+    return served.url
 
 
 @pytest.fixture
@@ -193,3 +223,29 @@ def test_a_cancel_keeps_the_finished_samples(server, model):
     assert made.run.cancelled and made.run.planned == 2
     assert [s.case_id for s in made.run.samples] == ["usd"]
     assert made.run.samples[0].valid
+
+
+def test_a_server_gone_mid_run_keeps_the_finished_samples(
+    served, server, suite_file, tmp_path, monkeypatch, capsys
+):
+    """Runs last: it stops the module's server once the first sample is back."""
+
+    def stop_after_the_first(progress) -> None:
+        if progress.done == 1:
+            served.stop()  # the next request's connection is refused, every retry
+
+    monkeypatch.setattr("engine.cli.suite.progress_printer", lambda: stop_after_the_first)
+    junit = tmp_path / "junit.xml"
+    argv = ["test", suite_file, "--server", server, "--concurrency", "1", "--no-logprobs",
+            "--json", "--junit", str(junit)]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2
+    said = f"the server at {server} stopped answering after 1 of 2 samples: Connection refused"
+    assert said in err and "Traceback" not in err
+    result = json.loads(out)
+    assert [s["case"] for s in result["samples"]] == ["usd"] and result["samples"][0]["valid"]
+    assert result["problems"][0].startswith(said)
+    assert not any(p.startswith("cancelled") for p in result["problems"])
+    assert result["metrics"]["n_planned"] == 2 and result["exit_code"] == 2
+    assert said in junit.read_text(encoding="utf-8")  # the harness <error> names it
