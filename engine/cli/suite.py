@@ -149,8 +149,6 @@ def cmd_test(args: argparse.Namespace) -> int:
     if args.server:
         if args.parallel > 1:
             raise SuiteError("--parallel batches local decoding: with --server use --concurrency")
-        if args.html:
-            raise SuiteError("--html reports a local run; with --server write --json or --junit")
         return _run_on_server(args)
     return _run(args)
 
@@ -182,6 +180,13 @@ def _run_on_server(args: argparse.Namespace) -> int:
     if made.stopped:  # the server went away: that, not a cancel, is why samples are missing
         rest = tuple(p for p in verdict.problems if not p.startswith("cancelled: "))
         verdict = dataclasses.replace(verdict, problems=(made.stopped, *rest))
+    if args.html:
+        from engine.suite.server_report import server_report, server_tested
+        from engine.suite.summary import EXIT_ERROR, exit_code
+
+        code = EXIT_ERROR if done.cancelled else exit_code(verdict)
+        tested = server_tested(model, suite, summary, verdict, code)
+        _write(args.html, server_report(tested, made.server.to_json()))
     return _report(args, suite, summary, verdict, done.cancelled, made.server.to_json(),
                    made.stopped)  # fmt: skip
 

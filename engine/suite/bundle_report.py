@@ -4,6 +4,10 @@ It follows engine/report's page: the same stylesheet and Content-Security-Policy
 nothing loaded), and every text from the user or the model escaped. Braces are escaped too,
 so a page pasted into a wiki or a site with a client-side template engine shows a `{{` in a
 prompt as text instead of evaluating it.
+
+`maskscope test --server URL --html FILE` writes the same page for a run on a server
+(engine/suite/server_report.py): given `server` (ServerInfo.to_json), it names the server,
+its mode and the model the server reported where a local run names its model file and hash.
 """
 
 from __future__ import annotations
@@ -39,19 +43,23 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True).replace("{", "&#123;").replace("}", "&#125;")
 
 
-def bundle_report(tested: Tested, hashes: dict[str, str]) -> str:
-    """The page, given the sha256 of the bundle's other files (listed on it)."""
+def bundle_report(
+    tested: Tested, hashes: dict[str, str], server: dict[str, str] | None = None
+) -> str:
+    """The page, given the sha256 of the bundle's other files (listed on it); `server` for
+    a run made on a server."""
     suite = tested.suite
+    made_by = "maskscope test --server" if server else "maskscope export"
     body = "".join(
         (
-            _header(tested),
+            _header(tested, server),
             _thresholds(tested),
-            _metrics(tested),
+            _metrics(tested, server),
             _cases(tested),
             _inputs(tested),
             _converter(tested),
-            _provenance(tested, hashes),
-            "<footer>Made by <code>maskscope export</code>. This page runs no script and "
+            _server_provenance(tested, hashes, server) if server else _provenance(tested, hashes),
+            f"<footer>Made by <code>{made_by}</code>. This page runs no script and "
             "loads nothing.</footer>",
         )
     )
@@ -71,14 +79,27 @@ def _schema_title(tested: Tested) -> str:
     return title if isinstance(title, str) else ""
 
 
-def _header(tested: Tested) -> str:
+def _made_on(tested: Tested, server: dict[str, str] | None) -> list[str]:
+    if server is None:
+        return [
+            f"model {tested.provenance.model_file}",
+            f"compiler {tested.compiled.compiler}, backend {tested.suite.backend}",
+        ]
+    form = f" ({server['response_format']})" if server.get("response_format") else ""
+    return [
+        f"server {server['url']}, mode {server['mode']}{form}",
+        f"model {server.get('model') or 'not named by the server'}",
+        f"tested grammar: {tested.compiled.compiler} compiler",
+    ]
+
+
+def _header(tested: Tested, server: dict[str, str] | None = None) -> str:
     word, cls = _OUTCOME[tested.exit_code]
     s, p = tested.summary, tested.provenance
     title = _schema_title(tested)
     sub = [
         f"schema {title}" if title else "",
-        f"model {p.model_file}",
-        f"compiler {tested.compiled.compiler}, backend {tested.suite.backend}",
+        *_made_on(tested, server),
         f"{s.n_cases} case(s), {s.n_samples} sample(s)",
         f"made {p.made_at}",
     ]
@@ -118,9 +139,10 @@ def _thresholds(tested: Tested) -> str:
     return "<h2>Thresholds</h2>" + _table(["metric", "limit", "measured", "", "in words"], rows)
 
 
-def _metrics(tested: Tested) -> str:
+def _metrics(tested: Tested, server: dict[str, str] | None = None) -> str:
     # The terminal's table says it all, aligned; on the page it reads as preformatted text.
-    text = summary_text(tested.summary, tested.verdict, tested.suite.name)
+    # A server run's table shows n/a for what only local decoding measures.
+    text = summary_text(tested.summary, tested.verdict, tested.suite.name, server)
     return f'<h2>Metrics</h2><pre class="scroll">{esc(text)}</pre>'
 
 
@@ -162,6 +184,8 @@ def _sample(s: Sample) -> str:
         f"sample {s.index + 1} · seed {s.seed} · {s.n_tokens} tokens · "
         f"{s.result.finish_reason.label} · {s.latency_ms:.0f} ms"
     )
+    if s.server is not None and s.server.mean_logprob is not None:
+        facts += f" · token logprob mean {s.server.mean_logprob:.3f} (from the server)"
     why = "".join(f"<li>{esc(f)}</li>" for f in s.failures)
     return (
         f'<div class="sample"><p>{badge} <span class="sub">{esc(facts)}</span></p>'
@@ -228,6 +252,31 @@ def _provenance(tested: Tested, hashes: dict[str, str]) -> str:
         "<h3>Files (sha256)</h3>"
         + _table(["file", "sha256"], files)
         + '<p class="note">README.md and hashes.json are hashed in hashes.json.</p>'
+    )
+
+
+def _server_provenance(tested: Tested, hashes: dict[str, str], server: dict[str, str]) -> str:
+    """What made a server run: the server, not a local model (the local model only read the
+    outputs back through the tested grammar, for the fail-open check)."""
+    p = tested.provenance
+    rows = [
+        ("Server", server["url"]),
+        ("Mode", server["mode"]),
+        ("response_format form", server.get("response_format") or "not sent"),
+        ("Model (as the server names it)", server.get("model") or "not named"),
+        ("Tested grammar", f"{tested.compiled.compiler} compiler"),
+        ("Maskscope", p.maskscope),
+        ("Made", p.made_at),
+    ]
+    settings = [(k.replace("_", " "), json.dumps(v)) for k, v in p.settings.items()]
+    files = [
+        [f"<code>{esc(path)}</code>", f"<code>{esc(sha)}</code>"] for path, sha in hashes.items()
+    ]
+    return (
+        '<h2>Provenance</h2><div class="columns">'
+        f"<div><h3>What made it</h3>{_facts(rows)}</div>"
+        f"<div><h3>Generation settings (sent to the server)</h3>{_facts(settings)}</div></div>"
+        "<h3>What was tested (sha256)</h3>" + _table(["", "sha256"], files)
     )
 
 

@@ -11,6 +11,7 @@ fail-open check must catch. The schema and max_tokens are small: the server's gr
 
 from __future__ import annotations
 
+import html
 import json
 import socket
 import subprocess
@@ -24,6 +25,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli.main import main
+from engine.model.paths import default_model_path
+from engine.runs.provenance import model_digest
 from engine.schema.validate import validation_issues
 from engine.suite.load import suite_from_json
 from engine.suite.server import ServerOptions, response_format
@@ -79,8 +82,6 @@ class _Served:
         self.log, self.url, self.process = log, "", None
 
     def start(self) -> None:
-        from engine.model.paths import default_model_path
-
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
         command = [
@@ -155,7 +156,9 @@ def _json_run(capsys, argv: list[str]) -> tuple[int, dict]:
 def test_grammar_mode_binds_the_server_and_compares_with_the_local_run(
     server, suite_file, tmp_path, cache_folder, capsys
 ):
-    code, result = _json_run(capsys, ["test", suite_file, "--server", server, "--json"])
+    page_file = tmp_path / "server.html"
+    argv = ["test", suite_file, "--server", server, "--json", "--html", str(page_file)]
+    code, result = _json_run(capsys, argv)
     assert code == 0, result["problems"]
     assert result["server"]["url"] == server and result["server"]["mode"] == "grammar"
     assert result["server"]["model"].endswith(".gguf")  # as /v1/models names it
@@ -170,6 +173,11 @@ def test_grammar_mode_binds_the_server_and_compares_with_the_local_run(
         assert sample["metrics"]["n_forced"] is None
     assert result["metrics"]["n_overruled"] is None and result["metrics"]["n_failed_open"] == 0
     assert result["metrics"]["min_logprob"] <= result["metrics"]["mean_logprob"] < 0
+    # The HTML report names the server and the model it reported, not the local model's hash.
+    page = page_file.read_text(encoding="utf-8")
+    assert f"server {server}, mode grammar" in page and "PASSED · exit 0" in page
+    assert html.escape(result["server"]["model"]) in page and "<script" not in page
+    assert model_digest(default_model_path())[1] not in page
 
     local = tmp_path / "local.json"
     code, local_result = _json_run(capsys, ["test", suite_file, "--json"])

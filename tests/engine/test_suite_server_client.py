@@ -185,5 +185,3 @@ def test_local_only_options_do_not_go_with_a_server(tmp_path, capsys):
     url = "http://127.0.0.1:9"  # never asked: the options are refused first
     assert main(["test", str(path), "--server", url, "--parallel", "2"]) == 2
     assert "with --server use --concurrency" in capsys.readouterr().err
-    assert main(["test", str(path), "--server", url, "--html", str(tmp_path / "r.html")]) == 2
-    assert "--html reports a local run" in capsys.readouterr().err
