@@ -24,12 +24,14 @@ repeat_penalty 1.1). Sample i of a case sends seed = the suite's seed + i, as lo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import SuiteError
-from engine.grammar.compile import CompiledSchema
 from engine.settings import GenerationSettings
 from engine.suite.server_client import HttpRefusal
+
+if TYPE_CHECKING:  # the command line reads MODES: building it must not load llama.cpp
+    from engine.grammar.compile import CompiledSchema
 
 GRAMMAR = "grammar"
 RESPONSE_FORMAT = "response_format"

@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 import pytest
+from bench_batch import fixed_batch
 from PySide6.QtWidgets import QApplication
 from step_chart_records import make_record, many_candidates
 
@@ -25,6 +26,7 @@ def _report(chart_ms: float) -> dict[str, Any]:
     backend = BackendSamples([10.0], [1.0], [1.0], [12.0], [5.0])
     result: dict[str, Any] = {
         **sample_summary(Samples(backends={name: backend for name in BACKENDS})),
+        **fixed_batch(),
         "chart_update_ms_p50": chart_ms,
         "gui_max_lag_ms": 20.0,
         "peak_rss_mb": 540.0,

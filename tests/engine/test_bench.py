@@ -14,8 +14,8 @@ import math
 from typing import Any
 
 import pytest
+from bench_batch import fixed_batch
 
-from engine.bench.batch import Made, row_of
 from engine.bench.measure import (
     BackendSamples,
     Samples,
@@ -70,36 +70,11 @@ def _fixed_samples() -> Samples:
     return samples
 
 
-def _fixed_batch() -> dict[str, Any]:
-    """P = 1 makes 8 objects of 80 tokens in 10 s; P = 8 in 3 s (3.3×); decode cut at 64 steps
-    takes 20 s one at a time and 10 s in a batch of 8 (2×); the peer is slower than both."""
-    objects = {1: Made(80, 8, 10.0), 8: Made(80, 8, 3.0)}
-    decode = {1: Made(512, 0, 20.0), 8: Made(512, 0, 10.0)}
-    rows = [
-        {
-            "parallel": p,
-            "objects": row_of(objects[p], objects[1], True),
-            "decode": row_of(decode[p], decode[1], False),
-        }
-        for p in (1, 8)
-    ]
-    peer = {
-        "objects": row_of(Made(80, 6, 20.0), objects[1], True),
-        "decode": row_of(Made(512, 0, 40.0), decode[1], False),
-    }
-    return {
-        "batch": rows,
-        "batch_peer": peer,
-        "batch_samples": 8,
-        "batch_workloads": {"objects": "currency", "decode": "invoice"},
-    }
-
-
 def _fixed_result() -> dict[str, Any]:
     """A whole report, assembled as cmd_bench assembles it, from fixed numbers."""
     result: dict[str, Any] = {
         **sample_summary(_fixed_samples()),
-        **_fixed_batch(),
+        **fixed_batch(),
         "chart_update_ms_p50": 7.5,
         "gui_max_lag_ms": None,
         "peak_rss_mb": 540.0,
@@ -177,11 +152,11 @@ def test_table_shows_every_number_with_its_verdict() -> None:
 
 
 def test_batch_rows_compare_with_one_at_a_time() -> None:
-    one, eight = (r["objects"] for r in _fixed_batch()["batch"])
+    one, eight = (r["objects"] for r in fixed_batch()["batch"])
     assert one["speedup"] == pytest.approx(1.0)
     assert eight["speedup"] == pytest.approx(10.0 / 3.0)
     assert eight["valid_per_min"] == pytest.approx(8 / 3.0 * 60)
-    assert _fixed_batch()["batch"][1]["decode"]["valid_per_min"] is None  # cut by design
+    assert fixed_batch()["batch"][1]["decode"]["valid_per_min"] is None  # cut by design
 
 
 def test_batch_table_states_the_target_at_eight() -> None:

@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 import engine.decode.loop
+import engine.decode.stepper
 from engine.decode.loop import run_to_end
 from engine.errors import MaskscopeError
 from engine.grammar.compile import CompiledSchema
@@ -40,6 +41,7 @@ def _record_backends(monkeypatch: pytest.MonkeyPatch) -> Counter[MaskBackend]:
         return backend
 
     monkeypatch.setattr(engine.decode.loop, "make_backend", make)
+    monkeypatch.setattr(engine.decode.stepper, "make_backend", make)  # the cross-check's
     return closes
 
 
