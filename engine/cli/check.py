@@ -4,6 +4,7 @@ jsonschema, without generating anything."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -68,9 +69,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.instances and len(args.files) != 1:
         raise MaskscopeError("--instances goes with one bare schema file")
     saved, inputs = _split_saved(args.files) if args.summary else ([], args.files)
-    cases = [case for path in inputs for case in _cases(path, args.instances)]
-    pairs = _pairs(args)
-    results = _results(args, cases, pairs) if cases else iter(())
+    results = itertools.chain.from_iterable(
+        _results(args, cases, pairs) for cases, pairs in _runs(args, inputs) if cases
+    )
     if args.summary:
         return _summary(args, saved, results)
     if args.compare:
@@ -86,7 +87,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_INVALID if failed else EXIT_VALID
 
 
-def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+Pair = tuple[str, str]  # (compiler, backend)
+
+
+def _pairs(args: argparse.Namespace) -> list[Pair]:
     """The compiler/backend pairs to run; all that can run together for a table."""
     if not (args.summary or args.compare):
         compiler = args.compiler or DEFAULT_COMPILER
@@ -105,21 +109,47 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     return pairs
 
 
-def _cases(path: str, instances: str | None) -> list[Case]:
-    """A file's cases; a suite (.suite.json) gives its schema with its known instances."""
+def _runs(args: argparse.Namespace, inputs: list[str]) -> list[tuple[list[Case], list[Pair]]]:
+    """The files' cases in input order, each with the pairs to run them under: the options'
+    (or the defaults'), except that a suite brings its own compiler and backend, which
+    --compiler and --backend override. Neighbours under the same pairs run together."""
+    default = _pairs(args)
+    runs: list[tuple[list[Case], list[Pair]]] = []
+    for path in inputs:
+        cases, own = _cases(path, args.instances)
+        pairs = default
+        if own is not None and not (args.summary or args.compare):
+            pairs = _pairs(
+                argparse.Namespace(**{
+                    **vars(args),
+                    "compiler": args.compiler or own[0],
+                    "backend": args.backend or own[1],
+                })
+            )  # fmt: skip
+        if runs and runs[-1][1] == pairs:
+            runs[-1][0].extend(cases)
+        else:
+            runs.append((cases, pairs))
+    return runs
+
+
+def _cases(path: str, instances: str | None) -> tuple[list[Case], Pair | None]:
+    """A file's cases, and for a suite (.suite.json) its compiler and backend: a suite gives
+    its schema with its known instances."""
     if not path.endswith(".suite.json"):
-        return load_cases(path, instances)
+        return load_cases(path, instances), None
     from engine.suite.instances import check_case
     from engine.suite.load import load_suite
 
-    case, unparsed = check_case(load_suite(path))
+    suite = load_suite(path)
+    case, unparsed = check_case(suite)
     if unparsed:
         print(
             f"maskscope check: {path}: {len(unparsed)} instance(s) given as text that is not "
             "JSON are left out (check writes each instance from its JSON value)",
             file=sys.stderr,
         )
-    return [case]
+    return [case], (suite.compiler, suite.backend)
 
 
 def _results(
