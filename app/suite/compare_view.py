@@ -31,9 +31,36 @@ METRIC_COLUMNS = ("metric", "first", "second")
 _TINT_ALPHA = 56  # a tint under the text, readable on light and dark rows alike
 
 
+# The result's metric keys as the terminal table words them; any other key reads with spaces.
+METRIC_WORDS = {
+    "mean_valid_mass": "valid mass, mean",
+    "min_valid_mass": "valid mass, min",
+    "n_samples": "samples",
+    "n_cases": "cases",
+    "n_steps": "steps",
+    "n_overruled": "overruled steps",
+    "n_forced": "forced steps",
+    "fields_ok": "fields right",
+    "fields_checked": "fields checked",
+    "n_tokens": "tokens",
+    "tokens_per_s": "tokens/s",
+    "latency_ms_p50": "latency ms p50",
+    "latency_ms_p95": "latency ms p95",
+    "n_runaway": "runaway samples",
+    "n_errors": "harness errors",
+    "n_cancelled": "cancelled samples",
+    "wall_s": "wall time s",
+    "n_planned": "samples planned",
+}
+
+
+def metric_words(key: str) -> str:
+    return METRIC_WORDS.get(key, key.replace("_", " "))
+
+
 def _num(value: object) -> str:
     if value is None:
-        return "—"
+        return "n/a"  # as the terminal table and the results table say it
     if isinstance(value, float):  # 0.745, 21.7, 1018 (ms): never 1.02e+03
         return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
     return str(value)
@@ -140,7 +167,8 @@ class ResultCompareView(QDialog):
         changed = [(k, x, y) for k, x, y in c.metrics if x != y]
         self.metrics.setHorizontalHeaderLabels(("metric (changed)", a, b))
         for key, x, y in changed:
-            self._add_row(self.metrics, [key, _num(x), _num(y)], None)
+            self._add_row(self.metrics, [metric_words(key), _num(x), _num(y)], None)
+            self.metrics.item(self.metrics.rowCount() - 1, 0).setToolTip(f"{key} in --json")
         if not changed:
             self._add_row(self.metrics, ["no metric changed", "", ""], None)
         for case in c.cases:

@@ -117,3 +117,21 @@ def test_a_file_that_is_no_result_is_refused_with_its_reason(
     assert not window.suites.compare_files(str(a), str(damaged))
     assert "damaged" in window.last_report
     assert window.suites.compare_view is None
+
+
+def test_changed_metrics_read_in_words_and_a_missing_one_as_n_a(
+    window: MainWindow, tmp_path: Path
+) -> None:
+    before = _result({"a": True, "b": True}, {"a": "{}", "b": "{}"})
+    after = _result({"a": True, "b": False}, {"a": "{}", "b": "[]"})
+    before["metrics"]["mean_valid_mass"] = 0.9
+    after["metrics"]["mean_valid_mass"] = None  # a server run has no per-step masks
+    a, b = tmp_path / "v1.json", tmp_path / "v2.json"
+    a.write_text(json.dumps(before), encoding="utf-8")
+    b.write_text(json.dumps(after), encoding="utf-8")
+    assert window.suites.compare_files(str(a), str(b))
+    table = window.suites.compare_view.metrics
+    rows = {table.item(r, 0).text(): (table.item(r, 1).text(), table.item(r, 2).text())
+            for r in range(table.rowCount())}  # fmt: skip
+    assert rows == {"validity rate": ("1", "0.5"), "valid mass, mean": ("0.9", "n/a")}
+    assert table.item(0, 0).toolTip() == "validity_rate in --json"
