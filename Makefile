@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed-$(GPU)
 QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 \
 	libxkbcommon-x11-0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 libegl1
 
-.PHONY: run test test-fast bench bench-cpu fidelity lint format screenshot setup model sysdeps \
+.PHONY: run test test-fast soak bench bench-cpu fidelity lint format screenshot setup model sysdeps \
 	rebuild-llama clean
 
 setup: $(STAMP) model
@@ -66,7 +66,11 @@ test: setup sysdeps
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
 test-fast: setup
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow"
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow and not soak"
+
+# Minutes of back-to-back runs: memory and open files must stay flat (issue 13).
+soak: setup
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -s -m soak
 
 bench: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/maskscope bench
