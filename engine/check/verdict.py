@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from engine.grammar.report import Unenforced
-from engine.schema.parse import validator_class
+from engine.schema.parse import schema_validator
 
 _PART = re.compile(r"""\.([^.\[]+)|\[(\d+)\]|\[(['"])(.*?)\3\]""")
 _NOWHERE = object()
@@ -69,8 +69,7 @@ def _clip(text: str, width: int) -> str:
 
 def schema_errors(instance: Any, schema: Any) -> list[ValidationError]:
     """jsonschema's errors, judged as engine.schema.validate judges (formats asserted)."""
-    cls = validator_class(schema)
-    return list(cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(instance))
+    return list(schema_validator(schema).iter_errors(instance))
 
 
 def explanation(

@@ -47,9 +47,9 @@ def _check_refs(schema: Any) -> None:
             continue
         if not ref.startswith("#"):
             raise GrammarError(
-                f"$ref {ref} points outside this schema, and Maskscope reads no other "
-                "schema (no file, no network): copy what it names into $defs and refer to "
-                "it as #/$defs/NAME"
+                f"remote references are not supported: $ref {ref} points outside this "
+                "schema, and Maskscope reads no other schema (no file, no network): copy "
+                "what it names into $defs and refer to it as #/$defs/NAME"
             )
         target = schema
         for part in ref[2:].split("/") if ref.startswith("#/") else ():

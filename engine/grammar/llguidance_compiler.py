@@ -35,6 +35,8 @@ def compile_llguidance(schema: Any) -> tuple[str, tuple[Unenforced, ...]]:
         raise GrammarError("llguidance cannot read the schema", str(exc)) from None
     is_error, messages = LLMatcher.validate_grammar_with_warnings(grammar)
     if is_error:
+        if "is not present in a registry" in messages[0]:  # llguidance fetches nothing either
+            raise GrammarError("remote references are not supported", messages[0])
         raise GrammarError("llguidance's compiler refused the schema", messages[0])
     return grammar, tuple(gap for message in messages for gap in _gaps(message))
 

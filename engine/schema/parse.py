@@ -8,7 +8,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
+from jsonschema_specifications import REGISTRY as META_SCHEMAS
+from referencing.exceptions import PointerToNowhere, Unresolvable
 
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
 
@@ -50,6 +53,26 @@ def validator_class(schema: Any) -> type:
     if isinstance(schema, dict) and "$schema" in schema:
         return validator_for(schema, default=Draft202012Validator)
     return Draft202012Validator
+
+
+def schema_validator(schema: Any) -> Validator:
+    """A validator for the schema, formats asserted, that never fetches anything.
+
+    jsonschema's default registry still downloads any `$ref` it cannot find in the
+    document (deprecated, not yet removed); this one holds only the meta-schemas, so a
+    remote reference is Unresolvable and `unresolvable_error` says so."""
+    cls = validator_class(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=META_SCHEMAS)
+
+
+def unresolvable_error(exc: Unresolvable) -> SchemaInvalidError:
+    """The user's words for a `$ref` jsonschema could not follow."""
+    if isinstance(exc, PointerToNowhere):
+        return SchemaInvalidError(f"the reference #{exc.ref} points nowhere in the schema")
+    return SchemaInvalidError(
+        f"remote references are not supported: {exc.ref} (nothing is fetched; copy what it "
+        "names into $defs and refer to it as #/$defs/NAME)"
+    )
 
 
 def check_schema(schema: Any, text: str | None = None) -> None:

@@ -12,9 +12,16 @@ from jsonschema import (
     Draft201909Validator,
     Draft202012Validator,
 )
+from referencing.exceptions import Unresolvable
 
 from engine.records import ValidationIssue
-from engine.schema.parse import json_error_reason, keyword_values, validator_class
+from engine.schema.parse import (
+    json_error_reason,
+    keyword_values,
+    schema_validator,
+    unresolvable_error,
+    validator_class,
+)
 
 # The formats each draft's spec defines. jsonschema checks some of them only when a
 # library for them is installed (`jsonschema[format-nongpl]`); without it, it skips them.
@@ -50,10 +57,13 @@ def parse_output(text: str) -> tuple[Any, str | None]:
 
 def validation_issues(instance: Any, schema: Any) -> tuple[ValidationIssue, ...]:
     """Every jsonschema error, ordered by where it is in the instance. Formats are
-    asserted, as the format-assertion vocabulary has it, where jsonschema can check them."""
-    cls = validator_class(schema)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
+    asserted, as the format-assertion vocabulary has it, where jsonschema can check them.
+    A `$ref` it cannot follow (a remote one: nothing is fetched) is a SchemaInvalidError."""
+    try:
+        found = list(schema_validator(schema).iter_errors(instance))
+    except Unresolvable as exc:
+        raise unresolvable_error(exc) from None
+    errors = sorted(found, key=lambda e: list(map(str, e.absolute_path)))
     return tuple(ValidationIssue(path=e.json_path, message=e.message) for e in errors)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from engine.grammar.maskscope.resolve import Part, Resolver, child_path
 from engine.grammar.maskscope.values import json_equal, unique_values
 from engine.grammar.report import Unenforced
-from engine.schema.parse import validator_class
+from engine.schema.parse import schema_validator
 
 ATOMS = frozenset({"null", "boolean", "object", "array", "string", "integer", "fraction"})
 TYPE_ATOMS: dict[str, frozenset[str]] = {
@@ -60,8 +60,7 @@ class Context:
     choices_of: Callable[[Context, Part], list[Choice]] | None = None
 
     def __post_init__(self) -> None:
-        cls = validator_class(self.resolver.root)
-        self._validator = cls(self.resolver.root, format_checker=cls.FORMAT_CHECKER)
+        self._validator = schema_validator(self.resolver.root)
 
     @property
     def draft(self) -> int:
