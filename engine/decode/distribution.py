@@ -22,6 +22,11 @@ _BLOCK = 1024
 # Log-spaced bins for tightening the head between two thresholds 100x apart: each spans a
 # factor 100^(1/64), about 1.07.
 _TIGHTEN_BINS = 64
+# Below this valid mass, float32 P cannot tell the valid tokens apart: each one under the
+# floor gets exp(-87) / Z, so a draw from P would be uniform among them (a grammar that masks
+# the top at a low temperature: at T = 0.05, 4.4 logits below it are 87 nats). P' then
+# comes from z itself. Above it, the floor's share of the valid mass is under 1e-12.
+_DEEP_MASS = 1e-20
 
 
 @dataclass(slots=True)
@@ -37,6 +42,9 @@ class MaskedView:
     full_mask: np.ndarray | None  # the whole mask, when it was computed
     head_ok: np.ndarray | None = None  # without a full mask: validity of the top of P, in order
     rest_in_pv: bool = False  # the unranked valid tokens' P sits in the Distribution's pv
+    # log of sum(exp z) over the valid set when P underflows there (below _DEEP_MASS): then
+    # every valid token is ranked and P'(x) = exp(z_x - log_valid_z), from z, not from P.
+    log_valid_z: float | None = None
 
 
 class Distribution:
@@ -79,14 +87,15 @@ class Distribution:
         return self._scaled
 
     def normalise(self) -> None:
-        """P = softmax(z): five passes over the vocabulary."""
+        """P = softmax(z): five passes over the vocabulary. z stays unclipped (shifted by
+        its maximum), for the valid sets P cannot resolve."""
         scaled = self._scaled
         self._z_max = float(scaled.max())
         scaled -= np.float32(self._z_max)
         # exp() of anything below -87 underflows float32 and takes NumPy's slow path (2.5x);
         # those tokens' probabilities are below 1e-38 either way.
-        np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=scaled)
-        np.exp(scaled, out=self.p)
+        np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=self.p)
+        np.exp(self.p, out=self.p)
         z = float(self.p.sum())  # NumPy sums float32 pairwise: ~1e-7 relative error
         self.p *= np.float32(1.0 / z)
         self._log_z = float(np.log(z))
@@ -100,7 +109,7 @@ class Distribution:
     @property
     def entropy(self) -> float:
         """Of the raw distribution, in nats: H = log Z - sum p (l/T - max)."""
-        return self._log_z - float(np.dot(self.p, self._scaled))
+        return self._log_z - float(np.dot(self.p, np.maximum(self._scaled, _EXP_FLOOR)))
 
     def head(self, tail_eps: float, min_count: int) -> tuple[np.ndarray, float]:
         """Token ids (in no particular order) whose complement holds at most `tail_eps` of
@@ -156,6 +165,8 @@ class Distribution:
             ids = np.flatnonzero(mask)
             order = ids[np.argsort(-p[ids], kind="stable")]
             pv = p[order].astype(np.float64)
+            if pv.sum() < _DEEP_MASS:
+                return self._deep_view(ids, mask)
             return MaskedView(order, pv, float(pv.sum()), 0.0, n_valid, True, mask)
         # A large valid set (inside a string, most of the vocabulary): P times the mask as
         # float32, since boolean indexing costs 20x as much. Summed in float64, so that the
@@ -164,6 +175,8 @@ class Distribution:
         pv = self._pv_padded
         np.multiply(p, self._mask_f32, out=pv[: self.n])
         valid_mass = float(pv.sum(dtype=np.float64))
+        if valid_mass < _DEEP_MASS:
+            return self._deep_view(np.flatnonzero(mask), mask)
         top = _top_k(pv, k)  # only the top is ranked; a draw past it uses pv's block sums
         pv_top = p[top].astype(np.float64)
         return MaskedView(top, pv_top, valid_mass, 0.0, n_valid, True, mask, rest_in_pv=True)
@@ -189,9 +202,36 @@ class Distribution:
         order = np.concatenate([valid[first], valid[rest]])
         pv_order = np.concatenate([pv[first], pv[rest]]).astype(np.float64)
         exact = len(idx) == self.n  # only when the whole vocabulary was checked
+        if exact and pv_order.sum() < _DEEP_MASS:
+            view = self._deep_view(np.sort(valid), None)
+            view.head_ok = ok[top]
+            return view
         return MaskedView(
             order, pv_order, float(pv_order.sum()), tail, len(valid), exact, None, ok[top]
         )
+
+    def _deep_view(self, ids: np.ndarray, mask: np.ndarray | None) -> MaskedView:
+        """Every valid token ranked by z, P' from z: P is float32's floor on all of them.
+
+        Rare (a costly sort of a valid set that may be large): only when P' is not P/ΣP(V)
+        in float32. A logit of -inf counts as the lowest finite z, so a valid set of only
+        those is drawn uniformly rather than not at all.
+        """
+        z = np.maximum(self._scaled[ids].astype(np.float64), -1e300)
+        rank = np.argsort(-z, kind="stable")
+        order, z = ids[rank], z[rank]
+        log_valid = float(z[0] + np.log(np.exp(z - z[0]).sum()))
+        pv = np.exp(z - self._log_z)  # the true P in float64, for the records
+        mass = float(np.exp(log_valid - self._log_z))
+        return MaskedView(order, pv, mass, 0.0, len(ids), True, mask, log_valid_z=log_valid)
+
+    def p_masked(self, ids: np.ndarray, view: MaskedView) -> np.ndarray:
+        """P'(x) = P(x) / ΣP(V) of valid `ids` (float64)."""
+        if view.log_valid_z is not None:
+            z = np.maximum(self._scaled[ids].astype(np.float64), -1e300)
+            return np.exp(np.minimum(z - view.log_valid_z, 0.0))  # an invalid top: not > 1
+        mass = view.valid_mass if view.valid_mass > 0 else 1.0
+        return self.p[ids].astype(np.float64) / mass
 
     def valid_flags(self, ids: np.ndarray, view: MaskedView) -> np.ndarray:
         """Validity of `ids`, which must be the top of P (as top_raw gives them)."""
@@ -210,6 +250,10 @@ class Distribution:
         """
         if u is None or len(view.valid_sorted) == 1:
             return int(view.valid_sorted[0])
+        if view.log_valid_z is not None:
+            cum = np.cumsum(self.p_masked(view.valid_sorted, view))
+            i = int(np.searchsorted(cum, u * cum[-1], side="right"))
+            return int(view.valid_sorted[min(i, len(cum) - 1)])
         target = u * view.valid_mass
         cum = np.cumsum(view.p_valid_sorted)
         if target >= cum[-1] and view.rest_in_pv:

@@ -122,12 +122,13 @@ class Stepper:
         self, ids: np.ndarray, ok_all: np.ndarray, view: MaskedView
     ) -> tuple[Candidate, ...]:
         p = self.dist.p
-        mass = view.valid_mass if view.valid_mass > 0 else 1.0
+        masked = np.where(ok_all, self.dist.p_masked(ids, view), 0.0).tolist()
         logits = self.dist.logits_of(ids).tolist()
         out = []
-        for tid, ok, logit in zip(ids.tolist(), ok_all.tolist(), logits, strict=True):
+        for tid, ok, logit, p_masked in zip(
+            ids.tolist(), ok_all.tolist(), logits, masked, strict=True
+        ):
             pr = float(p[tid])
-            p_masked = pr / mass if ok else 0.0
             text, piece = self.model.readable(tid), self.model.output_text(tid)
             out.append(Candidate(tid, text, pr, p_masked, ok, piece, logit))
         return tuple(out)
