@@ -67,7 +67,12 @@ class ModelCache:
 
     def get(self, settings: ModelSettings) -> Model:
         if self._model is not None and self._settings == settings:
-            return self._model
+            change = self._model.file_change()
+            if change is None:
+                return self._model
+            # Load what the file holds now: a missing or broken file then fails with the
+            # load's own clear message, and a run never reports a model that is gone.
+            log.warning("%s; loading it again", change)
         self.close()  # free the old weights before loading new ones
         self._model = Model.load(settings)
         self._settings = settings
@@ -99,7 +104,11 @@ def _yield_to_the_gui() -> None:
 
 
 def _provenance(model: Model, settings: GenerationSettings | None) -> Provenance | None:
-    """What a saved run records about how it was made; None if the model file went away."""
+    """What a saved run records about how it was made; None if the model file went away
+    or changed since the load (its digest would name weights the run did not use)."""
+    if change := model.file_change():
+        log.warning("no provenance for this run: %s", change)
+        return None
     try:
         return provenance_of(model.info.path, settings or GenerationSettings(), model.n_vocab)
     except MaskscopeError as e:

@@ -113,6 +113,12 @@ class Model:
         mparams = llama_cpp.llama_model_default_params()
         n_gpu = settings.n_gpu_layers
         mparams.n_gpu_layers = 999 if n_gpu < 0 else n_gpu
+        # Read the weights into memory, never map the file: a mapped GGUF truncated or
+        # rewritten in place while loaded (a re-download, a copy over it) killed the process
+        # with SIGBUS at the next forward pass. Measured on 2 cores: load 0.85-1.15 s mapped,
+        # 1.2-1.25 s read, with the same peak RSS (~400 MB).
+        mparams.load_mode = llama_cpp.LLAMA_LOAD_MODE_NONE
+        self._stamp = _file_stamp(path)  # before the read: a change during it counts too
         with native_log.capture() as captured:
             model = llama_cpp.llama_model_load_from_file(str(path).encode(), mparams)
         if not model:
@@ -176,6 +182,16 @@ class Model:
     @classmethod
     def load(cls, settings: ModelSettings | None = None) -> Model:
         return cls(settings or ModelSettings())
+
+    def file_change(self) -> str | None:
+        """Why the file at self.path is no longer the one loaded (deleted, replaced or
+        rewritten), or None when it is the same. The loaded weights stay usable either way."""
+        stamp = _file_stamp(self.path)
+        if stamp == self._stamp:
+            return None
+        if stamp is None:
+            return f"the model file was deleted since it was loaded: {self.path}"
+        return f"the model file changed since it was loaded: {self.path}"
 
     # -- tokens -----------------------------------------------------------------
 
@@ -318,6 +334,16 @@ class Model:
 
     def __del__(self) -> None:
         self.close()
+
+
+def _file_stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells one file version from another without reading it: a file replaced has a
+    new inode, one rewritten in place a new size or mtime."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _piece(vocab: llama_cpp.llama_vocab_p, buf: ctypes.Array, token: int) -> bytes:
