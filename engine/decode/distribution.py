@@ -165,7 +165,7 @@ class Distribution:
             ids = np.flatnonzero(mask)
             order = ids[np.argsort(-p[ids], kind="stable")]
             pv = p[order].astype(np.float64)
-            if pv.sum() < _DEEP_MASS:
+            if n_valid and pv.sum() < _DEEP_MASS:  # none valid: the caller's to report
                 return self._deep_view(ids, mask)
             return MaskedView(order, pv, float(pv.sum()), 0.0, n_valid, True, mask)
         # A large valid set (inside a string, most of the vocabulary): P times the mask as
@@ -202,7 +202,7 @@ class Distribution:
         order = np.concatenate([valid[first], valid[rest]])
         pv_order = np.concatenate([pv[first], pv[rest]]).astype(np.float64)
         exact = len(idx) == self.n  # only when the whole vocabulary was checked
-        if exact and pv_order.sum() < _DEEP_MASS:
+        if exact and len(valid) and pv_order.sum() < _DEEP_MASS:
             view = self._deep_view(np.sort(valid), None)
             view.head_ok = ok[top]
             return view

@@ -307,3 +307,14 @@ def test_the_real_vocabulary_size():
 @given(case=cases())
 def test_the_masked_distribution_at_length(case):
     test_the_masked_distribution_is_p_over_the_valid_mass.hypothesis.inner_test(case)
+
+
+@pytest.mark.parametrize("temperature", [1.0, 0.01])
+def test_an_empty_valid_set_gives_an_empty_view(temperature):
+    # The step then ends the run with an error (tests/engine/test_finish.py): the view must
+    # not fail first, also where every token sits under float32's floor.
+    d = Distribution(3)
+    d.update(np.array([9.0, 0.0, -9.0], dtype=np.float32), temperature)
+    none = np.zeros(3, dtype=bool)
+    assert len(d.mask_full(none, 3).valid_sorted) == 0
+    assert len(d.mask_head(lambda ids: none[ids], 1e-6, 3).valid_sorted) == 0
