@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
@@ -23,7 +24,7 @@ from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
-from engine.model.llama import Model
+from engine.model.llama import LoadCancelled, Model
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import Provenance, provenance_of
 from engine.settings import GenerationSettings, ModelSettings
@@ -65,7 +66,9 @@ class ModelCache:
         self._settings: ModelSettings | None = None
         self._model: Model | None = None
 
-    def get(self, settings: ModelSettings) -> Model:
+    def get(self, settings: ModelSettings, should_stop: Callable[[], bool] | None = None) -> Model:
+        """The model for these settings, loading it if need be; a load that
+        `should_stop()` ends raises LoadCancelled and leaves nothing held."""
         if self._model is not None and self._settings == settings:
             change = self._model.file_change()
             if change is None:
@@ -74,7 +77,7 @@ class ModelCache:
             # load's own clear message, and a run never reports a model that is gone.
             log.warning("%s; loading it again", change)
         self.close()  # free the old weights before loading new ones
-        self._model = Model.load(settings)
+        self._model = Model.load(settings, should_stop)
         self._settings = settings
         return self._model
 
@@ -140,6 +143,8 @@ class _Worker(QObject):
     def load(self, settings: ModelSettings) -> None:
         try:
             self._load(settings)
+        except LoadCancelled:
+            pass  # the window is closing: nobody is waiting for this model
         except MaskscopeError as e:
             self.sig_error.emit(e.kind, e.message)
         except Exception as e:  # a bug must not kill the thread; the UI shows one line
@@ -185,7 +190,7 @@ class _Worker(QObject):
 
     def _load(self, settings: ModelSettings) -> Model:
         self.sig_state.emit("Loading model…")
-        model = self._cache.get(settings)
+        model = self._cache.get(settings, self._stop.is_set)
         _provenance(model, None)  # hash the model file here, once, not after a run
         self.sig_model_loaded.emit(settings, model.info)
         return model
@@ -194,8 +199,11 @@ class _Worker(QObject):
         # Compile first: a schema error should show at once, not after a model load.
         self.sig_state.emit("Compiling schema…")
         compiled = compile_schema(request.schema_text, request.generation.compiler)
-        model = self._load(request.model)
-        if self._stop.is_set():
+        try:
+            model = self._load(request.model)
+        except LoadCancelled:
+            model = None
+        if model is None or self._stop.is_set():
             return RunResult(
                 text="",
                 finish_reason=FinishReason.CANCELLED,
@@ -324,6 +332,7 @@ class RunController(QObject):
         Refused during a run, which loads the model it needs itself."""
         if self.running or not self._thread.isRunning():
             return False
+        self._stop.clear()  # a Stop of the run before this one must not end this load
         self._jobs.append("load")
         self._request_load.emit(settings)
         return True

@@ -57,3 +57,12 @@ def test_a_model_file_truncated_then_deleted_under_a_loaded_model(tmp_path: Path
     assert f"truncated: the model file changed since it was loaded: {copy}" in lines
     assert f"deleted: the model file was deleted since it was loaded: {copy}" in lines
     assert "decoded after both" in lines
+
+
+def test_a_load_asked_to_stop_ends_with_load_cancelled() -> None:
+    """What lets a window closing mid-load skip reading the weights (app/run/worker.py)."""
+    from engine.model.llama import LoadCancelled, Model
+    from engine.settings import ModelSettings
+
+    with pytest.raises(LoadCancelled, match="was stopped"):
+        Model.load(ModelSettings(n_ctx=64), lambda: True)
