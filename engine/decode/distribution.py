@@ -42,9 +42,10 @@ class MaskedView:
     full_mask: np.ndarray | None  # the whole mask, when it was computed
     head_ok: np.ndarray | None = None  # without a full mask: validity of the top of P, in order
     rest_in_pv: bool = False  # the unranked valid tokens' P sits in the Distribution's pv
-    # log of sum(exp z) over the valid set when P underflows there (below _DEEP_MASS): then
-    # every valid token is ranked and P'(x) = exp(z_x - log_valid_z), from z, not from P.
-    log_valid_z: float | None = None
+    # When P underflows on the valid set (below _DEEP_MASS): the best valid z and the sum
+    # of exp(z - it) over the valid set. Every valid token is then ranked, and
+    # P'(x) = exp(z_x - best) / sum, from z, not from P (exact at any scale of z).
+    deep: tuple[float, float] | None = None
 
 
 class Distribution:
@@ -220,16 +221,17 @@ class Distribution:
         z = np.maximum(self._scaled[ids].astype(np.float64), -1e300)
         rank = np.argsort(-z, kind="stable")
         order, z = ids[rank], z[rank]
-        log_valid = float(z[0] + np.log(np.exp(z - z[0]).sum()))
+        total = float(np.exp(z - z[0]).sum())
         pv = np.exp(z - self._log_z)  # the true P in float64, for the records
-        mass = float(np.exp(log_valid - self._log_z))
-        return MaskedView(order, pv, mass, 0.0, len(ids), True, mask, log_valid_z=log_valid)
+        mass = float(pv.sum())
+        return MaskedView(order, pv, mass, 0.0, len(ids), True, mask, deep=(float(z[0]), total))
 
     def p_masked(self, ids: np.ndarray, view: MaskedView) -> np.ndarray:
         """P'(x) = P(x) / ΣP(V) of valid `ids` (float64)."""
-        if view.log_valid_z is not None:
+        if view.deep is not None:
+            best, total = view.deep
             z = np.maximum(self._scaled[ids].astype(np.float64), -1e300)
-            return np.exp(np.minimum(z - view.log_valid_z, 0.0))  # an invalid top: not > 1
+            return np.exp(np.minimum(z - best, 0.0)) / total  # an invalid top: not above 1
         mass = view.valid_mass if view.valid_mass > 0 else 1.0
         return self.p[ids].astype(np.float64) / mass
 
@@ -250,7 +252,7 @@ class Distribution:
         """
         if u is None or len(view.valid_sorted) == 1:
             return int(view.valid_sorted[0])
-        if view.log_valid_z is not None:
+        if view.deep is not None:
             cum = np.cumsum(self.p_masked(view.valid_sorted, view))
             i = int(np.searchsorted(cum, u * cum[-1], side="right"))
             return int(view.valid_sorted[min(i, len(cum) - 1)])
