@@ -14,6 +14,10 @@ from jsonschema_specifications import REGISTRY as META_SCHEMAS
 from referencing.exceptions import PointerToNowhere, Unresolvable
 
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
+from engine.schema import patterns
+
+# Every validator judges `pattern` in bounded time: `^(a+)+$` cannot hang a run or a check.
+patterns.install()
 
 # Keywords whose values are data, not subschemas: a keyword inside them is not one.
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})

@@ -25,6 +25,7 @@ from engine.grammar.maskscope.resolve import Part, child_path
 from engine.grammar.maskscope.rules import alternatives, literal
 from engine.grammar.maskscope.strings import regex_rule, string_rule
 from engine.grammar.maskscope.values import json_text, string_except
+from engine.schema import patterns
 
 if TYPE_CHECKING:
     from engine.grammar.maskscope.compiler import Compiler
@@ -480,6 +481,6 @@ def _finite_names(ctx: Context, allowed: list[Part]) -> list[str] | None:
 def _search(regex: str, name: str) -> bool | None:
     """Whether the pattern finds a match in `name`; None when Python cannot read it."""
     try:
-        return re.search(regex, name) is not None
+        return patterns.search(regex, name)  # bounded: `^(a+)+$` against "aaa…!" hung
     except re.error:
         return None
