@@ -6,7 +6,8 @@ find) and the live check each live in one place.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QEvent, QMimeData, QRect, QRegularExpression, QSize, Qt
 from PySide6.QtGui import (
@@ -29,13 +30,30 @@ from app.theme import chart_colors, is_dark
 from app.workbench import json_editing
 from app.workbench.find_bar import FindBar
 
+# A block's state while it waits, uncoloured, to scroll into view (a lazy highlighter's).
+_PENDING = 1
+# Above this many lines a lazy highlighter colours only what is on screen: colouring a 1 MB
+# schema's 88,000 lines took the GUI thread 6 s on setPlainText.
+LAZY_BLOCKS = 5_000
+
 
 class JsonHighlighter(QSyntaxHighlighter):
     """Colours keys, strings, numbers and literals; a line-by-line regex pass is enough
-    for JSON because no JSON token spans a line break."""
+    for JSON because no JSON token spans a line break. Given `visible` (the first and last
+    block numbers on screen), a long document is coloured as it scrolls into view."""
 
-    def __init__(self, document: QTextDocument) -> None:
-        super().__init__(document)
+    def __init__(
+        self, document: QTextDocument, visible: Callable[[], tuple[int, int]] | None = None
+    ) -> None:
+        super().__init__(None)
+        self._visible = visible
+        # The blocks to colour now: on screen in a long document, all in a short one. Worked
+        # out once a change (asking the view or the document costs more than colouring a
+        # line), so it is forgotten before the highlighter's own slot sees the next change.
+        self._range: tuple[int, int] | None = None
+        self._catching_up = False
+        document.contentsChange.connect(self._forget_range)
+        self.setDocument(document)
         dark = is_dark()
         colors = {
             "key": "#9cdcfe" if dark else "#0451a5",
@@ -60,11 +78,43 @@ class JsonHighlighter(QSyntaxHighlighter):
             self._rules.append((QRegularExpression(pattern), fmt))
 
     def highlightBlock(self, text: str) -> None:
+        if self._postponed():
+            self.setCurrentBlockState(_PENDING)
+            return
+        self.setCurrentBlockState(-1)
         for regex, fmt in self._rules:
             matches = regex.globalMatch(text)
             while matches.hasNext():
                 m = matches.next()
                 self.setFormat(m.capturedStart(), m.capturedLength(), fmt)
+
+    def _forget_range(self, *_: object) -> None:
+        self._range = None
+
+    def _postponed(self) -> bool:
+        if self._visible is None or self._catching_up:
+            return False
+        if self._range is None:
+            long = self.document().blockCount() > LAZY_BLOCKS
+            self._range = self._visible() if long else (0, sys.maxsize)
+        first, last = self._range
+        return not first <= self.currentBlock().blockNumber() <= last
+
+    def colour_visible(self) -> None:
+        """The view moved (scrolled, resized, repainted): colour the blocks now on screen
+        that were left for later."""
+        if self._visible is None or self.document().blockCount() <= LAZY_BLOCKS:
+            return
+        self._range = first, last = self._visible()
+        block = self.document().findBlockByNumber(first)
+        self._catching_up = True
+        try:
+            while block.isValid() and block.blockNumber() <= last:
+                if block.userState() == _PENDING:
+                    self.rehighlightBlock(block)
+                block = block.next()
+        finally:
+            self._catching_up = False
 
 
 class _LineNumberArea(QWidget):
@@ -111,6 +161,19 @@ class CodeEditor(QPlainTextEdit):
         self._bracket_selections: list[QTextEdit.ExtraSelection] = []
         self.cursorPositionChanged.connect(self._match_brackets)
         self.find_bar = FindBar(self)
+
+    def colour_as_json(self) -> JsonHighlighter:
+        """JSON colours that, in a long document, follow the view instead of colouring
+        every line at once."""
+        highlighter = JsonHighlighter(self.document(), self.visible_blocks)
+        self.updateRequest.connect(lambda *_: highlighter.colour_visible())
+        return highlighter
+
+    def visible_blocks(self, margin: int = 40) -> tuple[int, int]:
+        """The first and last block numbers on screen, with `margin` lines either side."""
+        first = self.firstVisibleBlock().blockNumber()
+        lines = self.viewport().height() // max(1, self.fontMetrics().height()) + 1
+        return max(0, first - margin), first + lines + margin
 
     # --- editing comfort: indent, brackets, find -------------------------------------------
     def keyPressEvent(self, event: QKeyEvent) -> None:

@@ -14,7 +14,7 @@ INDENT = "  "  # two spaces, as Format writes
 OPENERS, CLOSERS = "{[", "}]"
 PAIRS = {"{": "}", "[": "]", "}": "{", "]": "["}
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
-MAX_SCAN_LINES = 20_000  # a bracket farther than this is not looked for (a 1 MB schema)
+MAX_SCAN_LINES = 5_000  # a bracket farther is not looked for: 20,000 lines took 0.4 s
 
 
 def leading_space(line: str) -> str:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
 from app.text_edit import replace_all_undoable
 from app.theme import chart_colors
-from app.workbench.code_editor import CodeEditor, JsonHighlighter
+from app.workbench.code_editor import CodeEditor
 from app.workbench.problems_list import (
     SEVERITY_RANK,
     ProblemsList,
@@ -140,7 +140,7 @@ class SchemaEditor(QWidget):
         self.editor = CodeEditor(self)
         self.editor.setObjectName("schemaEditor")
         self.editor.setPlaceholderText('{"type": "object", "properties": {…}}')
-        self._highlighter = JsonHighlighter(self.editor.document())
+        self._highlighter = self.editor.colour_as_json()
         self.message = QLabel(self)
         self.message.setObjectName("schemaMessage")
         self.message.setWordWrap(True)
