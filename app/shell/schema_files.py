@@ -14,7 +14,10 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from app.shell.files import Unsaved, ask_save_path, ask_unsaved, dropped_schema, window_title
+from engine.errors import MaskscopeError
 from engine.examples import Example
+from engine.files import read_text
+from engine.runs.saved import write_atomically
 
 if TYPE_CHECKING:
     from app.settings.panel import SettingsPanel
@@ -100,9 +103,9 @@ class SchemaFiles:
         if not self.may_replace_schema("opening another schema"):
             return False
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            self._report("Cannot open schema", f"{path}: {e}")
+            text = read_text(path, "schema")
+        except MaskscopeError as e:
+            self._report("Cannot open schema", e.message)
             return False
         self.schema_editor.set_text(text)  # undoable, like an example
         self.schema_editor.editor.document().setModified(False)
@@ -138,9 +141,10 @@ class SchemaFiles:
 
     def _write_schema(self, path: str) -> bool:
         try:
-            Path(path).write_text(self.schema_editor.text(), encoding="utf-8")
+            # Atomically: a full disk or a crash mid-save leaves the old file whole.
+            write_atomically(Path(path), self.schema_editor.text())
         except OSError as e:
-            self._report("Cannot save schema", f"{path}: {e}")
+            self._report("Cannot save schema", f"{path}: {e.strerror or e}")
             return False
         self.schema_editor.editor.document().setModified(False)
         self._set_path(path)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MaskscopeError
+from engine.files import not_utf8
 from engine.records import (
     Candidate,
     Disagreement,
@@ -96,10 +97,12 @@ def write_atomically(path: Path, text: str) -> None:
 
 def load_run(path: str | Path) -> SavedRun:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))  # a BOM is no error
     except FileNotFoundError:
         raise MaskscopeError(f"run file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise MaskscopeError(f"cannot read run file {path}: {not_utf8(exc)}") from None
+    except (OSError, json.JSONDecodeError) as exc:
         raise MaskscopeError(f"cannot read run file {path}: {exc}") from None
     return run_from_json(data, str(path))
 
