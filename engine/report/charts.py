@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from html import escape
 
 from engine.explain.marks import Mark, deepest_dips, mark
 from engine.records import StepRecord
+from engine.report.escape import escape
 
 WIDTH, HEIGHT = 1000, 210
 LEFT, RIGHT, TOP, BOTTOM = 46, 14, 18, 30

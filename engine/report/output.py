@@ -4,10 +4,10 @@ rules allowed, underlined when forced or overruled, and linked to its row in the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from engine.explain.marks import Mark, mark
 from engine.records import StepRecord
+from engine.report.escape import escape
 
 # The shade's colour (the overruled orange) at full strength: a step whose valid mass is 0.
 _SHADE = "224,102,31"

@@ -8,11 +8,11 @@ remote load, the charts are inline SVG, and every text that came from the user o
 from __future__ import annotations
 
 import json
-from html import escape
 
 from engine.explain.marks import Mark, mark
 from engine.records import RunResult
 from engine.report.charts import entropy_chart, mass_chart
+from engine.report.escape import escape
 from engine.report.output import LEGEND, output_tokens
 from engine.report.steps import step_table, token
 from engine.report.style import CSS

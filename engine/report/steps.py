@@ -4,11 +4,11 @@ the step's arithmetic as engine.explain writes it, and its candidates before and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 from engine.explain.marks import Mark, mark
 from engine.explain.renormalise import Renormalisation, explain
 from engine.records import Candidate, StepRecord
+from engine.report.escape import escape
 
 SHOWN = 3  # candidates shown in a closed row, before and after masking
 _MARK_WORD = {Mark.FREE: "–", Mark.FORCED: "forced", Mark.OVERRULED: "overruled"}

@@ -25,9 +25,10 @@ from engine.suite.template import PLACEHOLDER
 _NUNJUCKS = re.compile(r"\{[{%#]|[}%#]\}")
 _RAW_END = "{% endraw %}"
 # What YAML's double-quoted scalars may hold literally: printable characters (YAML 1.2,
-# 5.1), less those a parser may still mistake (line and paragraph separators, the BOM).
+# 5.1), less those a parser may still mistake: NEL and the line and paragraph separators,
+# line breaks to YAML 1.1 (PyYAML), and the BOM.
 _UNPRINTABLE = re.compile(
-    "[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
+    "[^\t\n\r\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\u2028\u2029\ufeff]"
 )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from html import escape
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from engine.explain.renormalise import explain
 from engine.records import Disagreement, FinishReason, RunResult, ValidationIssue
 from engine.report import render_report
 from engine.report.charts import PLOT_H, _x_ticks
+from engine.report.escape import escape  # html.escape, and { } as references
 from engine.runs.saved import SavedRun, load_run
 
 RUNS = Path(__file__).parents[1] / "data" / "runs"
