@@ -23,7 +23,13 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from engine.errors import MaskscopeError
 from engine.model.llama import Model
 from engine.settings import ModelSettings
-from engine.suite.bundle import BundleError, previous_bundle, tested_of, write_bundle
+from engine.suite.bundle import (
+    BundleError,
+    bundle_folder_name,
+    previous_bundle,
+    tested_of,
+    write_bundle,
+)
 from engine.suite.format import Suite
 from engine.suite.run import SuiteRun
 
@@ -44,7 +50,7 @@ def bundle_folder(chosen: Path, suite_name: str) -> Path:
     except BundleError:
         if not chosen.is_dir():
             raise
-    inner = chosen / f"{suite_name or 'suite'}-bundle"
+    inner = chosen / bundle_folder_name(suite_name)
     previous_bundle(inner)  # refused too when it is a file or someone else's folder
     return inner
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,8 @@ HASHES = "hashes.json"
 SUITE_FILE = "suite.json"
 FORMAT = "maskscope-bundle"
 VERSION = 1
+# What a folder name may keep of a suite's name: no separator, no NUL, nothing Windows bars.
+_NOT_IN_FOLDER_NAMES = re.compile(r"[^\w .-]+")
 
 
 class BundleError(MaskscopeError):
@@ -189,6 +192,13 @@ def tested_hashes(tested: Tested) -> dict[str, str]:
 
 def _hashes(files: dict[str, str]) -> dict[str, str]:
     return {path: sha256_text(text) for path, text in sorted(files.items())}
+
+
+def bundle_folder_name(suite_name: str) -> str:
+    """The folder a bundle gets inside a folder the user chose: one path part whatever the
+    suite's name holds (`../x`, `a/b`, a NUL), so the bundle cannot land anywhere else."""
+    safe = _NOT_IN_FOLDER_NAMES.sub("_", suite_name).strip(" .")
+    return f"{safe or 'suite'}-bundle"
 
 
 def write_bundle(out: Path, tested: Tested) -> dict[str, str]:

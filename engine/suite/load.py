@@ -428,6 +428,8 @@ class _Reader:
         """The text of `name`, a path relative to the suite's folder that stays inside it."""
         if not name:
             raise self.fail(where, f"the {what} file's path is empty")
+        if "\0" in name:  # no file has one; the OS would refuse it with a ValueError
+            raise self.fail(where, f"the {what} file's path holds a NUL character")
         base = self.base_dir.resolve()
         target = (base / Path(name).expanduser()).resolve()
         if not target.is_relative_to(base):
