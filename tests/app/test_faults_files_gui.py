@@ -34,13 +34,14 @@ def _banner(window: MainWindow) -> str:
 
 def test_schema_saved_to_a_full_disk(win: MainWindow, tmp_path, monkeypatch) -> None:
     target = old_file(tmp_path, "schema.json")
-    win.schema_editor.editor.setPlainText(EDITED)
+    assert win.open_schema(str(target))
+    win.schema_editor.editor.appendPlainText(EDITED)  # an edit, as typing makes one
+    edited = win.schema_editor.text()
     fill_the_disk(monkeypatch)
-    assert not win._write_schema(str(target))
+    assert not win.save_schema()
     assert "No space left on device" in _banner(win) and str(target) in _banner(win)
     assert_old_file_whole(target)
-    assert win.schema_editor.editor.document().isModified()  # still unsaved
-    assert win.schema_editor.text() == EDITED
+    assert win.isWindowModified() and win.schema_editor.text() == edited  # still unsaved
 
 
 def test_schema_saved_where_nothing_can_be_written(win: MainWindow, tmp_path, monkeypatch):
