@@ -2,7 +2,7 @@
 
 The window runs on a copy of the default model, in a cache of its own, so the file can be
 broken without touching the one every other test shares. A run in flight finishes on the
-weights in memory (they are read, not mapped: tests/engine/test_faults_model_file.py) and
+weights in memory (they are read, not mapped: tests/engine/test_faults_model_mmap.py) and
 claims no provenance; the next run loads what the file holds now and says what is wrong,
 the window stays usable and the schema as edited is kept.
 """
