@@ -20,6 +20,7 @@ import json
 import re
 import shlex
 import subprocess
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from engine.runs.saved import SavedRun, load_run
 from engine.suite import tested as tested_module  # its Tested is no test class
 from engine.suite.bundle import converter_gap, write_bundle
 from engine.suite.format import Thresholds
+from engine.suite.junit import junit_xml
 from engine.suite.load import suite_from_json
 from engine.suite.metrics import evaluate, sample_from_run, summarise
 from engine.suite.promptfoo import nunjucks_prompt
@@ -275,3 +277,10 @@ def test_the_promptfoo_config_parses_as_yaml_with_the_exact_values(bundles) -> N
     # The header comments are comments only: the same keys as the plain bundle's config.
     plain = yaml.safe_load((bundles[1] / "promptfooconfig.yaml").read_text(encoding="utf-8"))
     assert set(config) == set(plain)
+
+
+def test_the_junit_report_parses_with_the_exact_names() -> None:
+    tested = made_tested(HOSTILE)
+    root = ET.fromstring(junit_xml(tested.summary, tested.verdict, HOSTILE))
+    assert next(root.iter("testsuite")).get("name") == HOSTILE
+    assert HOSTILE in [case.get("name") for case in root.iter("testcase")]
