@@ -1,8 +1,9 @@
 """`pattern` and `patternProperties` judged in bounded time.
 
 jsonschema runs `re.search`, a backtracking matcher: `^(a+)+$` against forty `a`s and a
-`!` takes minutes, and Python cannot interrupt a match from another thread. So a pattern
-that can backtrack badly (two repeats, or alternatives under a repeat) is matched here by
+`!` takes minutes (`a*b` against a long text, quadratic time), and Python cannot interrupt
+a match from another thread. So a pattern that can backtrack badly (two repeats, or
+alternatives under a repeat), or any repeat over a long text, is matched here by
 simulating its automaton, a set of positions read once per character: time grows with the
 text times the pattern, never exponentially, and the verdict is the same, since only
 whether a match exists is asked. Each character class is still judged by Python's own `re`
@@ -28,6 +29,8 @@ from typing import Any
 
 # Past this many automaton states (`(a{1,300}){1,300}`) the automaton is not built.
 MAX_STATES = 50_000
+# Past this length even one repeat is slow in re: `a*b` against 30,000 `a`s takes 2 s.
+LONG_TEXT = 2_000
 _VARIABLE = (sre.MAX_REPEAT, sre.MIN_REPEAT)
 
 
@@ -180,21 +183,35 @@ def _can_backtrack_badly(items: list[tuple[Any, Any]], inside_repeat: bool = Fal
 
 
 @lru_cache(maxsize=512)
-def _automaton(pattern: str) -> _Automaton | None:
-    """The automaton for a pattern that needs one; None where `re.search` is as good."""
+def _built(pattern: str) -> tuple[_Automaton | None, int]:
+    """The pattern's automaton (None where it has no repeat or cannot have one), and how
+    many ways it has to backtrack (see _can_backtrack_badly)."""
     try:
         parsed = sre_parse.parse(pattern)
-        if _can_backtrack_badly(list(parsed)) < 2 or parsed.state.flags & sre.SRE_FLAG_LOCALE:
-            return None
-        return _Automaton(parsed)
-    except (re.error, _Unsupported, RecursionError):
+    except re.error:
+        return None, 0
+    risk = _can_backtrack_badly(list(parsed))
+    if risk == 0 or parsed.state.flags & sre.SRE_FLAG_LOCALE:
+        return None, risk
+    try:
+        return _Automaton(parsed), risk
+    except (_Unsupported, RecursionError):
+        return None, risk
+
+
+def _automaton(pattern: str, text: str) -> _Automaton | None:
+    """The automaton where re.search could take long: a pattern that can backtrack badly,
+    or one repeat over a long text (`a*b` against n `a`s takes re n² steps)."""
+    automaton, risk = _built(pattern)
+    if automaton is None or (risk < 2 and len(text) <= LONG_TEXT):
         return None
+    return automaton
 
 
 def search(pattern: str, text: str) -> bool:
     """`bool(re.search(pattern, text))`, in time bounded by len(text) × the pattern's size
     wherever an automaton can hold the pattern."""
-    automaton = _automaton(pattern)
+    automaton = _automaton(pattern, text)
     if automaton is None:
         return re.search(pattern, text) is not None
     return automaton.search(text)
@@ -202,7 +219,7 @@ def search(pattern: str, text: str) -> bool:
 
 def fullmatch(pattern: str, text: str) -> bool:
     """`bool(re.fullmatch(pattern, text))`, bounded as `search` is."""
-    automaton = _automaton(pattern)
+    automaton = _automaton(pattern, text)
     if automaton is None:
         return re.fullmatch(pattern, text) is not None
     return automaton.search(text, whole=True)
