@@ -11,7 +11,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 from jsonschema_specifications import REGISTRY as META_SCHEMAS
-from referencing.exceptions import PointerToNowhere, Unresolvable
+from referencing.exceptions import InvalidAnchor, NoSuchAnchor, PointerToNowhere, Unresolvable
 
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
 from engine.schema import patterns
@@ -71,11 +71,14 @@ def schema_validator(schema: Any) -> Validator:
 
 def unresolvable_error(exc: Unresolvable) -> SchemaInvalidError:
     """The user's words for a `$ref` jsonschema could not follow."""
-    if isinstance(exc, PointerToNowhere):
-        return SchemaInvalidError(f"the reference #{exc.ref} points nowhere in the schema")
+    cause = getattr(exc, "_wrapped", exc)  # jsonschema wraps referencing's own error
+    if isinstance(cause, PointerToNowhere):
+        return SchemaInvalidError(f"the reference #{cause.ref} points nowhere in the schema")
+    if isinstance(cause, NoSuchAnchor | InvalidAnchor):
+        return SchemaInvalidError(f"the reference #{cause.anchor} names no anchor in the schema")
     return SchemaInvalidError(
-        f"remote references are not supported: {exc.ref} (nothing is fetched; copy what it "
-        "names into $defs and refer to it as #/$defs/NAME)"
+        f"remote references are not supported: {cause.ref} (nothing is fetched; copy what "
+        "it names into $defs and refer to it as #/$defs/NAME)"
     )
 
 

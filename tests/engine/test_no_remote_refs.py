@@ -103,3 +103,17 @@ def test_check_reports_a_remote_ref_without_fetching(offline, model, compiler) -
     assert not result.compiled
     assert REMOTE in (result.error or "")
     assert offline == []
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("#/$defs/missing", "the reference #/$defs/missing points nowhere in the schema"),
+        ("#nope", "the reference #nope names no anchor in the schema"),
+    ],
+)
+def test_a_local_ref_to_nothing_is_not_called_remote(offline, ref: str, message: str) -> None:
+    with pytest.raises(MaskscopeError) as caught:
+        validation_issues(1, {"$ref": ref})
+    assert str(caught.value) == message
+    assert offline == []
