@@ -24,6 +24,7 @@ from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
+from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import LoadCancelled, Model
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import Provenance, provenance_of
@@ -142,7 +143,11 @@ class _Worker(QObject):
     @Slot(object)
     def load(self, settings: ModelSettings) -> None:
         try:
-            self._load(settings)
+            model = self._load(settings)
+            # llguidance builds its token trie (~1.6 s) holding Python's GIL, which stalls
+            # the window: here, while it says it is loading, rather than at the first Run.
+            self.sig_state.emit("Preparing the vocabulary for the grammar…")
+            tokenizer_for(model)
         except LoadCancelled:
             pass  # the window is closing: nobody is waiting for this model
         except MaskscopeError as e:

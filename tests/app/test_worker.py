@@ -82,3 +82,23 @@ def test_the_loaded_model_is_lent_only_between_jobs_and_only_for_its_settings(
     assert window.run()  # during a job the worker thread owns the model
     assert window.controller.loaded_model(settings) is None
     window.stop()
+
+
+def test_the_model_preload_also_builds_the_grammars_view_of_the_vocabulary(
+    qtbot, window: MainWindow
+) -> None:
+    """llguidance's token trie is built holding the GIL (the window stalls): at the load, so
+    the first Run does not."""
+    from engine.masking import llguidance
+
+    settings = ModelSettings(n_ctx=1024)  # a model of its own, so its trie is not built yet
+    with qtbot.waitSignal(window.controller.sig_model_loaded, timeout=120_000):
+        assert window.controller.load(settings)
+    qtbot.waitUntil(
+        lambda: (
+            not window.controller.running and window.controller.loaded_model(settings) is not None
+        ),
+        timeout=120_000,
+    )
+    model = window.controller.loaded_model(settings)
+    assert model in llguidance._tokenizers
