@@ -188,9 +188,9 @@ def _built(pattern: str) -> tuple[_Automaton | None, int]:
     many ways it has to backtrack (see _can_backtrack_badly)."""
     try:
         parsed = sre_parse.parse(pattern)
-    except re.error:
+        risk = _can_backtrack_badly(list(parsed))
+    except (re.error, RecursionError):  # re says the same, or nests too deep to walk
         return None, 0
-    risk = _can_backtrack_badly(list(parsed))
     if risk == 0 or parsed.state.flags & sre.SRE_FLAG_LOCALE:
         return None, risk
     try:
