@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engine.check.inputs import Case, Instance
+from engine.check.run import check_case
 from engine.grammar.compile import compile_schema
 from engine.masking.base import make_backend
 from engine.schema import patterns
@@ -159,3 +161,15 @@ def test_masks_under_pathological_patterns_are_computed(model, backend: str, eve
                 model, backend, {"type": "string", "pattern": pattern}, text, every
             )
         assert all(allowed)
+
+
+@pytest.mark.parametrize("backend", ["llguidance", "llamacpp"])
+def test_check_judges_an_instance_against_a_backtracking_pattern(model, backend: str) -> None:
+    # What `maskscope check` does for each instance: feed it through the grammar, ask
+    # jsonschema, and explain a disagreement.
+    case = Case("evil.json", None, {"type": "string", "pattern": BACKTRACKS},
+                (Instance(EVIL, False), Instance("a" * 29, True)))  # fmt: skip
+    with returns_quickly():
+        result = check_case(model, case, "maskscope", backend)
+    assert result.error is None
+    assert [(v.valid, v.accepted) for v in result.verdicts] == [(False, False), (True, True)]
