@@ -195,6 +195,7 @@ def test_prompt_fix_edits_the_prompt(qtbot, editor: SchemaEditor) -> None:
     assert editor.prompt_edit.toPlainText() == before
 
 
+@pytest.mark.soak  # half a minute of compiling: make soak (tests/app/test_soak.py too)
 def test_a_one_megabyte_schema_never_blocks_typing(qtbot, editor: SchemaEditor) -> None:
     props = {f"field_{i}": {"type": "string", "maxLength": 40} for i in range(22_000)}
     text = json.dumps({"type": "object", "properties": props}, indent=2)

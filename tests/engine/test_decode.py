@@ -263,7 +263,11 @@ def test_drawn_ahead_run_stops_cleanly_mid_run(spare_model, person):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n_threads", [None, 1], ids=["all-cores", "spare-core"])
+@pytest.mark.parametrize(
+    "n_threads",
+    [None, pytest.param(1, marks=pytest.mark.soak)],  # the second: a model load and 250 steps
+    ids=["all-cores", "spare-core"],
+)
 def test_a_full_context_ends_the_run_with_every_step_recorded(n_threads):
     from engine.model.llama import Model
     from engine.settings import ModelSettings
