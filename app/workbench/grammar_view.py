@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.background import start_daemon
 from app.theme import chart_colors, is_dark
 from app.workbench.code_editor import CodeEditor, JsonHighlighter
 from engine.errors import MaskscopeError
@@ -269,9 +270,7 @@ class GrammarView(QWidget):
             self.sig_shown.emit()
             return
         number = self._request
-        threading.Thread(
-            target=self._prepare, args=(number, key, compiled, compile_ms), daemon=True
-        ).start()
+        start_daemon(self._prepare, "grammar-view", (number, key, compiled, compile_ms))
 
     def show_unavailable(self, reason: str) -> None:
         """No current grammar: the last one stays, greyed out, under the reason."""

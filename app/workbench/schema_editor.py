@@ -23,6 +23,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
+from app.background import start_daemon
 from app.text_edit import replace_all_undoable
 from app.theme import chart_colors
 from app.workbench.code_editor import CodeEditor
@@ -96,8 +97,9 @@ def run_collect(inputs: CheckInput) -> Report:
 
 
 class _NewestOnly:
-    """Runs `work` on one daemon thread (quitting never waits on llama.cpp's check), newest
-    request first: one asked for while another runs replaces any still waiting."""
+    """Runs `work` on one daemon thread (quitting waits on it a bounded time only:
+    app/background.py), newest request first: one asked for while another runs replaces
+    any still waiting."""
 
     def __init__(self, work: Callable[..., None]) -> None:
         self._work = work
@@ -111,7 +113,7 @@ class _NewestOnly:
             if self._running:
                 return
             self._running = True
-        threading.Thread(target=self._drain, name="live-compile", daemon=True).start()
+        start_daemon(self._drain, "live-compile")
 
     def _drain(self) -> None:
         while True:
