@@ -39,7 +39,7 @@ from engine.suite.bundle_report import bundle_report
 from engine.suite.cache import RunCache
 from engine.suite.format import Suite
 from engine.suite.load import suite_to_json
-from engine.suite.metrics import evaluate, summarise
+from engine.suite.metrics import Summary, Verdict, evaluate, summarise
 from engine.suite.promptfoo import promptfoo_config, yaml_text
 from engine.suite.run import Progress, SuiteRun, run_suite
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
@@ -92,6 +92,21 @@ def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
     if not suite.cases:
         raise BundleError("the suite has no cases: there is nothing to export as tested")
     user_prompt = render_prompt(suite.prompt, suite.cases[0].vars)
+    code = EXIT_ERROR if run.cancelled else exit_code(verdict)
+    return tested_with(model, suite, compiled, summary, verdict, user_prompt, code)
+
+
+def tested_with(
+    model: Model,
+    suite: Suite,
+    compiled: CompiledSchema,
+    summary: Summary,
+    verdict: Verdict,
+    user_prompt: str,
+    code: int,
+) -> Tested:
+    """A Tested for measured results, its provenance and prompts from the local model."""
+    settings = suite.settings()
     return Tested(
         suite=suite,
         compiled=compiled,
@@ -101,7 +116,7 @@ def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
         model_prompt=build_prompt(model, user_prompt, settings),
         user_prompt=user_prompt,
         converter=converter_gap(compiled),
-        exit_code=EXIT_ERROR if run.cancelled else exit_code(verdict),
+        exit_code=code,
     )
 
 

@@ -8,11 +8,9 @@ in grammar mode and the one the fail-open check read every output with.
 
 from __future__ import annotations
 
-from engine.decode.loop import build_prompt
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
-from engine.runs.provenance import provenance_of
-from engine.suite.bundle import converter_gap, sha256_text
+from engine.suite.bundle import sha256_text, tested_with
 from engine.suite.bundle_report import bundle_report
 from engine.suite.format import Suite
 from engine.suite.metrics import Summary, Verdict
@@ -28,17 +26,7 @@ def server_tested(
     settings = suite.settings()
     compiled = compile_schema(suite.schema_text, settings.compiler)
     user_prompt = render_prompt(suite.prompt, suite.cases[0].vars) if suite.cases else ""
-    return Tested(
-        suite=suite,
-        compiled=compiled,
-        summary=summary,
-        verdict=verdict,
-        provenance=provenance_of(model.info.path, settings, model.n_vocab),
-        model_prompt=build_prompt(model, user_prompt, settings),
-        user_prompt=user_prompt,
-        converter=converter_gap(compiled),
-        exit_code=exit_code,
-    )
+    return tested_with(model, suite, compiled, summary, verdict, user_prompt, exit_code)
 
 
 def server_report(tested: Tested, server: dict[str, str]) -> str:
