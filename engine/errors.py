@@ -76,3 +76,9 @@ class SuiteError(MaskscopeError):
         self.reason = message
         self.file = file
         self.where = where  # a JSON path ($.cases[2].vars) or a line ("line 4")
+
+
+class PatternTimeoutError(MaskscopeError):
+    """A `pattern` only a backtracking matcher can run took too long on one string."""
+
+    kind = "pattern"

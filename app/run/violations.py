@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engine.errors import PatternTimeoutError
 from engine.schema.parse import validator_class
 from engine.workbench.entries import Problem
 from engine.workbench.locate import locate, path_parts, path_text
@@ -51,8 +52,12 @@ def find_violations(
     validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
     warnings = [p for p in problems if p.kind == "unenforced"]
     spans = locate(text)
-    found = []
-    for error in validator.iter_errors(value):
+    found: list[Violation] = []
+    try:
+        errors = list(validator.iter_errors(value))
+    except PatternTimeoutError:  # a pattern past its time limit: the errors show, untied
+        errors = []
+    for error in errors:
         keyword = str(error.validator)
         schema_path = path_text(tuple(error.absolute_schema_path)[:-1])
         path = error.json_path

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from engine.errors import PatternTimeoutError
 from engine.schema import patterns
 
 _COMBINATORS = ("allOf", "anyOf", "oneOf")
@@ -130,7 +131,7 @@ def _branches(node: dict) -> list[Any]:
 def _search(pattern: str, text: str) -> bool:
     try:
         return patterns.search(pattern, text)  # bounded in time, as validation is
-    except re.error:
+    except (re.error, PatternTimeoutError):
         return False
 
 

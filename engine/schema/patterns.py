@@ -8,15 +8,27 @@ simulating its automaton, a set of positions read once per character: time grows
 text times the pattern, never exponentially, and the verdict is the same, since only
 whether a match exists is asked. Each character class is still judged by Python's own `re`
 (one character at a time), so `\\d`, `\\w`, case folding and inline flags mean what they
-mean to jsonschema. A pattern an automaton cannot express (a backreference, a lookaround,
-an atomic group) or too large to build keeps `re.search`: the one known gap.
+mean to jsonschema.
+
+A pattern an automaton cannot express (a backreference, a lookaround, an atomic group, a
+conditional) or too large to build, where it could take long, goes to the `regex` package
+instead, whose match can be stopped: past TIMEOUT_S it raises PatternTimeoutError, a
+one-line message, rather than hang (`re` cannot be interrupted). Only patterns `re` reads
+get there, so ECMA-262 syntax Python lacks (`\\p{L}`, `(?<name>`) is still re's error, as
+jsonschema would say. The one known difference: `regex`'s Unicode tables put a few rare
+characters in or out of `\\s` and `\\w` where `re` does not (U+001C-U+001F, combining
+marks, superscript digits), and `[[:alpha:]]`, a POSIX class to regex but a set of
+characters to re (which warns that it may be read so one day): only such patterns notice.
 
 `install` puts this `search` in place of `re.search` in jsonschema's keyword modules, the
-only places it matches patterns against instances.
+only places it matches patterns against instances (MODULES: where jsonschema 4 keeps them).
+A jsonschema that moved them is left as it is, unbounded but working, with a warning.
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import re
 import re._compiler as sre_compile
 import re._constants as sre
@@ -27,11 +39,23 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
+import regex
+
+from engine.errors import PatternTimeoutError
+
+log = logging.getLogger(__name__)
+
 # Past this many automaton states (`(a{1,300}){1,300}`) the automaton is not built.
 MAX_STATES = 50_000
 # Past this length even one repeat is slow in re: `a*b` against 30,000 `a`s takes 2 s.
 LONG_TEXT = 2_000
+# How long one match may take where only a backtracking matcher can run the pattern: the
+# benign ones take microseconds, `^(?!(a|aa)+$)` against forty `a`s and a `!` takes hours.
+TIMEOUT_S = 1.0
+# The modules of jsonschema 4 that call re.search on instances.
+MODULES = ("jsonschema._keywords", "jsonschema._legacy_keywords", "jsonschema._utils")
 _VARIABLE = (sre.MAX_REPEAT, sre.MIN_REPEAT)
+_REPEATS = (*_VARIABLE, sre.POSSESSIVE_REPEAT)
 
 
 class _Unsupported(Exception):
@@ -167,7 +191,7 @@ def _can_backtrack_badly(items: list[tuple[Any, Any]], inside_repeat: bool = Fal
     means it may); alternatives under a repeat count as two."""
     count = 0
     for op, av in items:
-        if op in _VARIABLE:
+        if op in _REPEATS:
             lo, hi, body = av
             simple = lo == hi and all(o in (sre.LITERAL, sre.IN, sre.ANY) for o, _ in body)
             count += 0 if simple else 1
@@ -179,6 +203,12 @@ def _can_backtrack_badly(items: list[tuple[Any, Any]], inside_repeat: bool = Fal
             count += _can_backtrack_badly(list(av[3]), inside_repeat)
         elif op in (sre.ASSERT, sre.ASSERT_NOT):
             count += _can_backtrack_badly(list(av[1]), inside_repeat)
+        elif op is sre.ATOMIC_GROUP:  # what is inside still backtracks until it is left
+            count += _can_backtrack_badly(list(av), inside_repeat)
+        elif op is sre.GROUPREF_EXISTS:
+            _group, yes, no = av
+            for branch in (yes, no) if no is not None else (yes,):
+                count += _can_backtrack_badly(list(branch), inside_repeat)
     return count
 
 
@@ -199,30 +229,78 @@ def _built(pattern: str) -> tuple[_Automaton | None, int]:
         return None, risk
 
 
+def _could_take_long(risk: int, text: str) -> bool:
+    """Whether re.search could take long: a pattern that can backtrack badly, or one repeat
+    over a long text (`a*b` against n `a`s takes re n² steps)."""
+    return risk >= 2 or (risk >= 1 and len(text) > LONG_TEXT)
+
+
 def _automaton(pattern: str, text: str) -> _Automaton | None:
-    """The automaton where re.search could take long: a pattern that can backtrack badly,
-    or one repeat over a long text (`a*b` against n `a`s takes re n² steps)."""
+    """The automaton where re.search could take long and one can hold the pattern."""
     automaton, risk = _built(pattern)
-    if automaton is None or (risk < 2 and len(text) <= LONG_TEXT):
-        return None
-    return automaton
+    return automaton if _could_take_long(risk, text) else None
+
+
+def _needs_a_timeout(pattern: str, text: str) -> bool:
+    """re.search could take long, and no automaton holds the pattern."""
+    automaton, risk = _built(pattern)
+    return automaton is None and _could_take_long(risk, text)
+
+
+def _timed(whole: bool, pattern: str, text: str) -> bool:
+    """The `regex` package's verdict, stopped after TIMEOUT_S."""
+    judge = _timed_verdict if len(text) <= 1_000 else _verdict_in_time
+    verdict = judge(whole, pattern, text)
+    if verdict == "timed out":
+        raise PatternTimeoutError(
+            f"the pattern /{_shown(pattern)}/ took over {TIMEOUT_S:g} s to match a string of "
+            f"{len(text):,} characters: it backtracks too much to be judged"
+        )
+    return verdict == "match"
+
+
+def _verdict_in_time(whole: bool, pattern: str, text: str) -> str:
+    """One of "match", "no match" and "timed out"."""
+    try:
+        found = (regex.fullmatch if whole else regex.search)(pattern, text, timeout=TIMEOUT_S)
+    except TimeoutError:
+        return "timed out"
+    except regex.error:  # re reads it but regex does not: re's verdict, unbounded
+        found = re.fullmatch(pattern, text) if whole else re.search(pattern, text)
+    return "match" if found is not None else "no match"
+
+
+# The compiler asks of one declared name and one key pattern in several places: a name
+# that takes TIMEOUT_S is timed once. Short texts only, so the cache stays small.
+_timed_verdict = lru_cache(maxsize=256)(_verdict_in_time)
+
+
+def _shown(pattern: str) -> str:
+    """The pattern on one line, cut to 80 characters."""
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in pattern)
+    return line if len(line) <= 80 else line[:77] + "..."
 
 
 def search(pattern: str, text: str) -> bool:
     """`bool(re.search(pattern, text))`, in time bounded by len(text) × the pattern's size
-    wherever an automaton can hold the pattern."""
+    wherever an automaton can hold the pattern, and by TIMEOUT_S (PatternTimeoutError)
+    where it could take long and none can."""
     automaton = _automaton(pattern, text)
-    if automaton is None:
-        return re.search(pattern, text) is not None
-    return automaton.search(text)
+    if automaton is not None:
+        return automaton.search(text)
+    if _needs_a_timeout(pattern, text):
+        return _timed(False, pattern, text)
+    return re.search(pattern, text) is not None
 
 
 def fullmatch(pattern: str, text: str) -> bool:
     """`bool(re.fullmatch(pattern, text))`, bounded as `search` is."""
     automaton = _automaton(pattern, text)
-    if automaton is None:
-        return re.fullmatch(pattern, text) is not None
-    return automaton.search(text, whole=True)
+    if automaton is not None:
+        return automaton.search(text, whole=True)
+    if _needs_a_timeout(pattern, text):
+        return _timed(True, pattern, text)
+    return re.fullmatch(pattern, text) is not None
 
 
 class _BoundedRe(ModuleType):
@@ -241,12 +319,22 @@ class _BoundedRe(ModuleType):
         return search(pattern, string)
 
 
-def install() -> None:
+def install() -> list[str]:
     """Bound every pattern match jsonschema makes (pattern, patternProperties, and the
-    keys additionalProperties and unevaluatedProperties leave to them)."""
-    from jsonschema import _keywords, _legacy_keywords, _utils
-
-    bounded = _BoundedRe()
-    for module in (_keywords, _legacy_keywords, _utils):
-        if getattr(module, "re", None) is re:
-            module.re = bounded  # type: ignore[attr-defined]
+    keys additionalProperties and unevaluatedProperties leave to them). The modules now
+    bounded; one of MODULES that is gone or no longer matches with `re` is left as it is,
+    with a warning: validation then works, unbounded, rather than fail to start."""
+    bounded: list[str] = []
+    for name in MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            module = None
+        held = getattr(module, "re", None)
+        if held is re:
+            module.re = _BoundedRe()  # type: ignore[union-attr]
+        elif not isinstance(held, _BoundedRe):
+            log.warning("jsonschema's %s does not match patterns with re: left unbounded", name)
+            continue
+        bounded.append(name)
+    return bounded

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from engine.errors import PatternTimeoutError
 from engine.schema import patterns
 from engine.settings import DEFAULT_BACKEND, DEFAULT_COMPILER, GenerationSettings
 from engine.suite.jsonpath import MISSING, lookup, parse_path
@@ -42,8 +43,11 @@ class Expectation:
                 return True, ""
             return False, f"{self.path} is {_shown(found)}, expected {_shown(self.value)}"
         if self.kind == "regex":
-            if patterns.fullmatch(self.value, string_form(found)):  # bounded in time
-                return True, ""
+            try:
+                if patterns.fullmatch(self.value, string_form(found)):  # bounded in time
+                    return True, ""
+            except PatternTimeoutError as exc:
+                return False, f"{self.path} cannot be judged: {exc}"
             return False, f"{self.path} is {_shown(found)}, which does not match /{self.value}/"
         if not _is_number(found):
             return False, f"{self.path} is {_shown(found)}, not a number"

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import random
 import re
+import threading
 import time
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from typing import Any
 
 import numpy as np
@@ -21,6 +24,7 @@ import pytest
 
 from engine.check.inputs import Case, Instance
 from engine.check.run import check_case
+from engine.errors import MaskscopeError, PatternTimeoutError
 from engine.grammar.compile import compile_schema
 from engine.masking.base import make_backend
 from engine.schema import patterns
@@ -173,3 +177,136 @@ def test_check_judges_an_instance_against_a_backtracking_pattern(model, backend:
         result = check_case(model, case, "maskscope", backend)
     assert result.error is None
     assert [(v.valid, v.accepted) for v in result.verdicts] == [(False, False), (True, True)]
+
+
+# Patterns only a backtracking matcher can run: `regex` runs them, stopped after TIMEOUT_S.
+LOOKAROUND = "^(?!(a|aa)+$)"  # the regex package too takes hours on forty a's and a !
+BACKREFERENCE = "^(a|aa)+\\1$"
+LONG_EVIL = "a" * 40 + "!"
+GUARD_S = 30.0  # a hang guard, not a speed check: each call here stops after TIMEOUT_S
+
+
+def _in_a_thread(call: Any) -> Any:
+    """call()'s result or exception; the test fails, rather than hangs, if it never ends."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = call()
+        except Exception as exc:  # carried back to the test
+            out["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(GUARD_S)
+    assert not worker.is_alive(), "the match did not stop"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_patterns_with_lookarounds_or_backreferences_get_a_time_limit() -> None:
+    # The route, not its speed: a pattern that could take long and that no automaton holds
+    # goes to the matcher that can be stopped; one that cannot take long keeps re.
+    timed = [LOOKAROUND, BACKREFERENCE, "(?=(a+)+b)", "(?>(a|aa)+)!", "(a)?(?(1)(a|aa)+|c)$"]
+    for pattern in timed:
+        assert patterns._needs_a_timeout(pattern, "x"), pattern
+    assert not patterns._needs_a_timeout(r"^(a+)\1$", "x")  # one repeat, a short text
+    assert not patterns._needs_a_timeout(BACKTRACKS, "x")  # the automaton holds it
+    assert patterns._needs_a_timeout(r"(?=x)?a*b", "a" * (patterns.LONG_TEXT + 1))
+
+
+def test_a_bounded_matcher_agrees_with_re() -> None:
+    cases = [
+        LOOKAROUND, BACKREFERENCE, r"^(?=.*\d)(?=.*[a-z])\w+$", r"(?<=x)(ab|b)+\b", r"(\w+)\s+\1",
+        r"(?i)^(?!.*ab)(a|b)+$", r"(?>a+|b)+c", r"^(a)?(?(1)b+|c+)$", r"(?m)^(?!x)\w+ ?\w*(?<!z)$",
+    ]  # fmt: skip
+    rng = random.Random(13)
+    alphabet = "aAbBcxz 1_\n"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(300)]
+    for pattern in cases:
+        assert patterns._needs_a_timeout(pattern, ""), pattern  # regex is what runs
+        for text in texts:
+            assert patterns.search(pattern, text) == bool(re.search(pattern, text)), (pattern, text)
+            whole = bool(re.fullmatch(pattern, text))
+            assert patterns.fullmatch(pattern, text) == whole, (pattern, text)
+
+
+@pytest.mark.parametrize("pattern", [LOOKAROUND, BACKREFERENCE], ids=["lookaround", "backref"])
+def test_validation_past_the_time_limit_says_so_in_one_line(pattern: str) -> None:
+    with pytest.raises(PatternTimeoutError) as raised:
+        _in_a_thread(lambda: validation_issues(LONG_EVIL, {"type": "string", "pattern": pattern}))
+    message = str(raised.value)
+    assert isinstance(raised.value, MaskscopeError) and "\n" not in message
+    assert f"/{pattern}/" in message and "41 characters" in message
+    assert "backtracks too much" in message
+
+
+def test_a_benign_lookaround_still_validates_both_ways() -> None:
+    schema = {"type": "string", "pattern": r"^(?=.*\d)(?!.*\s)\w{6,}$"}  # a password rule
+    assert _in_a_thread(lambda: validation_issues("secret1", schema)) == ()
+    (issue,) = _in_a_thread(lambda: validation_issues("secret one", schema))
+    assert "does not match" in issue.message
+    names = {"propertyNames": {"pattern": r"^(?!_)\w+$"}}
+    assert not validation_issues({"ok": 1}, names) and validation_issues({"_no": 1}, names)
+
+
+def test_a_suites_regex_expectation_past_the_time_limit_is_a_failure_that_says_why() -> None:
+    expect = Expectation("$.name", "regex", LOOKAROUND + ".*")
+    ok, why = _in_a_thread(lambda: expect.check({"name": LONG_EVIL}))
+    assert not ok and why.startswith("$.name cannot be judged: the pattern ")
+    assert expect.check({"name": "b"}) == (True, "")
+
+
+LOOKAROUNDS = [
+    {"type": "string", "pattern": LOOKAROUND},
+    {"type": "string", "pattern": BACKREFERENCE},
+    # a declared name the compiler checks against a pattern only regex runs: timed out
+    {"type": "object", "properties": {LONG_EVIL: {}}, "patternProperties": {LOOKAROUND: {}}},
+]
+
+
+@pytest.mark.parametrize("compiler", ["maskscope", "llamacpp", "llguidance"])
+@pytest.mark.parametrize("schema", LOOKAROUNDS, ids=["lookaround", "backref", "names"])
+def test_no_compiler_hangs_on_a_lookaround_or_a_backreference(compiler: str, schema: Any) -> None:
+    def compiled() -> str:
+        try:
+            return compile_schema(json.dumps(schema), compiler).gbnf
+        except MaskscopeError as exc:  # a refusal is fine, as long as it is a readable one
+            return str(exc)
+
+    assert _in_a_thread(compiled)
+
+
+def test_jsonschema_still_matches_patterns_where_install_bounds_them(monkeypatch) -> None:
+    # jsonschema's keyword modules are private: a release that moves its pattern matching
+    # elsewhere would leave every pattern unbounded, silently. This says where to look.
+    assert patterns.install() == list(patterns.MODULES), (
+        f"jsonschema {version('jsonschema')} no longer has re in each of {patterns.MODULES}: "
+        "find where it calls re.search now and update patterns.MODULES"
+    )
+    seen: list[tuple[str, str]] = []
+    monkeypatch.setattr(patterns, "search", lambda p, s: seen.append((p, s)) or True)
+    validation_issues("x", {"pattern": "p1"})
+    validation_issues({"k": 1}, {"patternProperties": {"p2": {}}, "additionalProperties": False})
+    validation_issues({"k": 1}, {"patternProperties": {"p3": {}}, "unevaluatedProperties": False})
+    draft4 = "http://json-schema.org/draft-04/schema#"
+    validation_issues({"k": 1}, {"$schema": draft4, "patternProperties": {"p4": {}}})
+    for pattern in ("p1", "p2", "p3", "p4"):
+        assert any(p == pattern for p, _ in seen), (
+            f"jsonschema {version('jsonschema')} matched {pattern} without patterns.search: "
+            f"its keyword code moved out of {patterns.MODULES}"
+        )
+
+
+def test_a_jsonschema_that_moved_its_modules_validates_unbounded(monkeypatch, caplog) -> None:
+    import jsonschema._utils
+
+    monkeypatch.setattr(patterns, "MODULES", ("jsonschema._gone", "jsonschema._utils"))
+    monkeypatch.setattr(jsonschema._utils, "re", re)  # as a jsonschema that never was bounded
+    with caplog.at_level("WARNING", logger=patterns.__name__):
+        assert patterns.install() == ["jsonschema._utils"]
+    assert "jsonschema._gone does not match patterns with re" in caplog.text
+    monkeypatch.setattr(jsonschema._utils, "re", types.SimpleNamespace())  # re gone from it
+    assert patterns.install() == []
+    assert validation_issues("ab", {"pattern": "^a(?=b)"}) == ()

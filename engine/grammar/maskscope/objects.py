@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine.errors import PatternTimeoutError
 from engine.grammar.maskscope.arrays import repeat
 from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
 from engine.grammar.maskscope.normalize import (
@@ -479,8 +480,9 @@ def _finite_names(ctx: Context, allowed: list[Part]) -> list[str] | None:
 
 
 def _search(regex: str, name: str) -> bool | None:
-    """Whether the pattern finds a match in `name`; None when Python cannot read it."""
+    """Whether the pattern finds a match in `name`; None when Python cannot read it, or
+    cannot tell in time."""
     try:
         return patterns.search(regex, name)  # bounded: `^(a+)+$` against "aaa…!" hung
-    except re.error:
+    except (re.error, PatternTimeoutError):
         return None
