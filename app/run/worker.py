@@ -83,8 +83,11 @@ class ModelCache:
         return self._model
 
     def loaded(self, settings: ModelSettings) -> Model | None:
-        """The model for these settings if it is the one held; never loads."""
-        return self._model if self._settings == settings else None
+        """The model for these settings if it is the one held and its file is still the one
+        loaded; never loads (the next get() loads a changed file again)."""
+        if self._model is None or self._settings != settings:
+            return None
+        return self._model if self._model.file_change() is None else None
 
     def close(self) -> None:
         if self._model is not None:
@@ -310,7 +313,8 @@ class RunController(QObject):
 
     def loaded_model(self, settings: ModelSettings) -> Model | None:
         """The model the worker holds for these settings, between jobs only (the worker
-        thread owns it while one runs); None during a job or when it holds another."""
+        thread owns it while one runs); None during a job, when it holds another, or when
+        its file changed or went away since it was loaded (the next job loads it again)."""
         return None if self._jobs else self._cache.loaded(settings)
 
     def start(self, request: RunRequest) -> bool:

@@ -75,6 +75,8 @@ class BundleExport(QObject):
         self._pending: tuple[Suite, Path, bool] | None = None  # waiting for the pane's run
         self.done_box: QMessageBox | None = None  # the last "exported" message
         self.written: dict[str, str] = {}  # the last bundle's files, path -> sha256
+        self._failure = ""  # why the last suite run failed (a model that no longer loads)
+        window.controller.sig_suite_error.connect(self._run_failed)
         window.controller.sig_suite_ended.connect(self._run_ended)
 
     def dialog(self) -> bool:
@@ -128,19 +130,25 @@ class BundleExport(QObject):
             and not done.cancelled
             and self.pane.run_suite_of == suite
             and self.pane.run_model == self._model_settings()
-            and self._model() is not None  # else a run (from the cache) loads it again
+            # else a run (from the cache) loads it again, as it does a model file that
+            # changed or went away since: a bundle names the file its results came from
+            and self._model() is not None
         )
         return done if same else None
 
+    def _run_failed(self, _kind: str, message: str) -> None:
+        self._failure = message  # comes just before sig_suite_ended
+
     def _run_ended(self) -> None:
+        failure, self._failure = self._failure, ""
         if self._pending is None:
             return
         suite, out, made = self._pending
         self._pending = None
         done = self.pane.suite_run
-        if done is None:  # the run failed: the pane says why
+        if done is None:  # the run failed: the pane says why too
             self._forget(out, made)
-            self._problem("the suite could not run: see the Suite pane")
+            self._problem(f"the suite could not run: {failure or 'see the Suite pane'}")
         elif done.cancelled:
             self._forget(out, made)
             self._problem(
