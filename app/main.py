@@ -151,7 +151,7 @@ def _last_error(window: MainWindow) -> str:
     if window.last_error is None:
         return window.last_report
     kind, message = window.last_error
-    return f"{kind} error: {message}"
+    return message if kind == "error" else f"{kind} error: {message}"
 
 
 def _absolute(path: str) -> str:

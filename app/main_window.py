@@ -7,6 +7,8 @@ Nothing here touches the model; runs go through :class:`app.run.worker.RunContro
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -541,7 +543,10 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.last_error = (kind, message)
         if self.routing.run_error(kind, message):  # a schema error: the Problems list's
             return
-        self._report(f"{kind[:1].upper()}{kind[1:]} error", message, kind)
+        title = "Error" if kind == "error" else f"{kind[:1].upper()}{kind[1:]} error"
+        # A model that cannot load (none on this machine, a corrupt file): choose another.
+        fix = ("Choose GGUF…", self.settings_panel.browse_model) if kind == "model" else None
+        self._report(title, message, kind, fix)
         self.output_view.show_error(kind, message)
 
     def _on_run_ended(self) -> None:
@@ -554,11 +559,17 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         """A file problem (an export that could not be written) in the banner."""
         self._report(title, message)
 
-    def _report(self, title: str, message: str, cause: str = "file") -> None:
+    def _report(
+        self,
+        title: str,
+        message: str,
+        cause: str = "file",
+        fix: tuple[str, Callable[[], None]] | None = None,
+    ) -> None:
         """Errors with no other home go to the banner (only there), never to a modal box or
         a traceback; `cause` lets the banner clear once that cause is gone."""
         self.last_report = f"{title}: {message}"
-        self.banner.show_message(title, message, cause)
+        self.banner.show_message(title, message, cause, fix)
         self.status.clearMessage()  # a worker state ("Compiling schema…") is over
 
     def _about(self) -> None:

@@ -29,7 +29,7 @@ from typing import IO
 import engine
 from engine.errors import GrammarError, MaskscopeError
 from engine.llama_build.verdict import fingerprint
-from engine.model.paths import cache_dir
+from engine.model.paths import cache_dir, vocabulary_model_path
 
 # For one grammar. Real ones (MaskBench dev, the JSON Schema Test Suite) took 0.05 s on 2 idle
 # cores, 0.12 s median and 1.7 s at most on busy ones; 2,000 top-level alternatives, 3.5 s.
@@ -92,8 +92,9 @@ class _Child:
         env = dict(os.environ)
         root = str(Path(engine.__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        model = vocabulary_model_path()  # a ModelLoadError here says what the machine lacks
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.grammar.judge_child"],
+            [sys.executable, "-m", "engine.grammar.judge_child", str(model)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

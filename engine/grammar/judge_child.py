@@ -1,9 +1,10 @@
 """The grammar judge's child process: llama.cpp parses a GBNF, builds its sampler, masks once.
 
-Run as `python -m engine.grammar.judge_child` by engine/grammar/judge.py. It loads the default
-model's vocabulary (vocab only: no weights, no context), says `{"ready": true}`, then answers
-one JSON line per request line `{"gbnf": TEXT}`: `{"ok": true}`, or `{"ok": false, "message",
-"detail"}` with llama.cpp's own words. A grammar that crashes llama.cpp kills only this process.
+Run as `python -m engine.grammar.judge_child [GGUF]` by engine/grammar/judge.py. It loads the
+vocabulary of the GGUF it is given, the default model's without one (vocab only: no weights,
+no context), says `{"ready": true}`, then answers one JSON line per request line
+`{"gbnf": TEXT}`: `{"ok": true}`, or `{"ok": false, "message", "detail"}` with llama.cpp's own
+words. A grammar that crashes llama.cpp kills only this process.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import IO
 
 import llama_cpp
@@ -27,10 +29,9 @@ from engine.model.paths import default_model_path
 _TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
 
 
-def load_vocab() -> llama_cpp.llama_vocab_p:
+def load_vocab(path: Path) -> llama_cpp.llama_vocab_p:
     params = llama_cpp.llama_model_default_params()
     params.vocab_only = True
-    path = default_model_path()
     with native_log.capture() as captured:
         model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
     if not model:
@@ -75,7 +76,7 @@ def main() -> int:
     native_log.install()
     llama_cpp.llama_backend_init()
     try:
-        vocab = load_vocab()
+        vocab = load_vocab(Path(sys.argv[1]) if len(sys.argv) > 1 else default_model_path())
     except MaskscopeError as exc:
         _reply(channel, {"ready": False, "error": str(exc)})
         return 2

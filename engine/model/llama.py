@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.errors import ModelLoadError, PromptError
 from engine.model import native_log
-from engine.model.paths import default_model_path
+from engine.model.paths import default_model_path, note_loaded_model
 from engine.model.tokens import readable_piece
 from engine.settings import N_CTX, N_GPU_LAYERS, N_THREADS, ModelSettings
 
@@ -139,6 +139,7 @@ class Model:
             reason = _root_cause(captured.errors) or "llama.cpp could not read it"
             raise ModelLoadError(f"cannot load model {path}: {reason}")
         self._model = model
+        note_loaded_model(path)
 
         n_threads = settings.n_threads or _default_threads()
         cparams = llama_cpp.llama_context_default_params()

@@ -49,6 +49,25 @@ def default_model_path(verify: bool = False) -> Path:
     return target
 
 
+_loaded_models: list[Path] = []  # GGUFs this process loaded, the latest last
+
+
+def note_loaded_model(path: Path) -> None:
+    _loaded_models.append(path)
+
+
+def vocabulary_model_path() -> Path:
+    """A GGUF to read a vocabulary from where any will do (the grammar judge): the default
+    model, else the model loaded last, so that a machine without the default still works."""
+    try:
+        return default_model_path()
+    except DefaultModelMissing:
+        for path in reversed(_loaded_models):
+            if path.is_file():
+                return path
+        raise
+
+
 def _model_package(target: Path) -> ModuleType | None:
     """The default model's package: imported, or found on disk (the standalone app leaves it
     out); None when the GGUF is already in the cache and no package is at hand."""

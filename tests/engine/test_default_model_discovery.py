@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.model import default_package
+from engine.grammar.judge import GrammarJudge
+from engine.model import default_package, paths
 from engine.model.paths import DEFAULT_MODEL_FILE, DefaultModelMissing, default_model_path
 
 NAMES = (default_package.PACKAGE, *default_package.PARTS)
@@ -76,3 +77,20 @@ def test_a_package_missing_a_part_is_not_taken(no_import: Path) -> None:
 def test_nothing_found_says_how_to_get_a_model(no_import: Path) -> None:
     with pytest.raises(DefaultModelMissing, match=r"choose a GGUF file.*pip install --user"):
         default_model_path()
+
+
+def test_without_the_default_the_grammar_judge_reads_the_model_loaded_last(
+    no_import: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model
+) -> None:
+    judge = GrammarJudge(folder=tmp_path / "verdicts")
+    monkeypatch.setattr(paths, "_loaded_models", [])
+    with pytest.raises(DefaultModelMissing):
+        judge.verdict('root ::= "a"')  # no vocabulary anywhere: the model's own message
+    own = tmp_path / "own.gguf"
+    own.symlink_to(model.path)
+    paths.note_loaded_model(own)
+    try:
+        assert judge.verdict('root ::= "a"').outcome == "ok"
+        assert judge.verdict('root ::= "a" (').outcome == "rejected"
+    finally:
+        judge.stop()
