@@ -6,6 +6,10 @@ nothing on paper. Any other widget (a MassPlot, a bare PlotWidget) is saved whol
 pyqtgraph item (a PlotItem) as the view that shows it. pyqtgraph's own SVGExporter is not
 used: it fails on the SVG that this Qt writes (it expects "x,y" where Qt writes "x y").
 
+Both are drawn in memory and then written with write_atomically (a new file beside the
+old, renamed over it), so a full disk or an unwritable folder is a message naming the
+cause and never a truncated old file; Qt's own file writers would say neither.
+
 The PNG is drawn at twice the widget's size, so it stays sharp on a slide; the SVG is
 vector throughout: while it is drawn the plots' pixmap caches are off and their items in
 pyqtgraph's export mode (points as paths, not stamped from a bitmap atlas), and its fonts
@@ -21,12 +25,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtCore import QBuffer, QIODevice, QPoint, QRect, QSize
 from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPalette
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QWidget
 
 from engine.errors import MaskscopeError
+from engine.runs.saved import write_atomically
 
 PNG_SCALE = 2  # pixels per widget pixel
 PART_GAP_PX = 6  # between stacked parts
@@ -61,9 +66,13 @@ def export_chart(chart: QWidget | pg.GraphicsItem, path: str | Path) -> None:
     background = chart.palette().color(QPalette.ColorRole.Window)
     with _vector_plots(parts):
         if suffix == ".png":
-            _save_png(parts, size, background, path)
+            content: str | bytes = _png_bytes(parts, size, background)
         else:
-            _save_svg(parts, size, background, path)
+            content = _svg_text(parts, size, background)
+    try:
+        write_atomically(path, content)
+    except OSError as exc:
+        raise ChartExportError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _stacked_size(parts: Sequence[QWidget]) -> QSize:
@@ -81,7 +90,7 @@ def _paint(painter: QPainter, parts: Sequence[QWidget], size: QSize, background:
         y += part.height() + PART_GAP_PX
 
 
-def _save_png(parts: Sequence[QWidget], size: QSize, background: QColor, path: Path) -> None:
+def _png_bytes(parts: Sequence[QWidget], size: QSize, background: QColor) -> bytes:
     image = QImage(size * PNG_SCALE, QImage.Format.Format_ARGB32)
     image.setDevicePixelRatio(PNG_SCALE)
     painter = QPainter(image)
@@ -90,13 +99,18 @@ def _save_png(parts: Sequence[QWidget], size: QSize, background: QColor, path: P
         _paint(painter, parts, size, background)
     finally:
         painter.end()
-    if not image.save(str(path), "PNG"):
-        raise ChartExportError(f"cannot write {path}: check the folder exists and is writable")
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ChartExportError("cannot save the chart: the PNG could not be encoded")
+    return bytes(buffer.data())
 
 
-def _save_svg(parts: Sequence[QWidget], size: QSize, background: QColor, path: Path) -> None:
+def _svg_text(parts: Sequence[QWidget], size: QSize, background: QColor) -> str:
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    generator.setOutputDevice(buffer)
     generator.setSize(size)
     generator.setViewBox(QRect(QPoint(0, 0), size))
     generator.setTitle(SVG_TITLE)
@@ -104,21 +118,20 @@ def _save_svg(parts: Sequence[QWidget], size: QSize, background: QColor, path: P
     generator.setResolution(parts[0].logicalDpiY())
     painter = QPainter()
     if not painter.begin(generator):
-        raise ChartExportError(f"cannot write {path}: check the folder exists and is writable")
+        raise ChartExportError("cannot save the chart: the SVG could not be drawn")
     try:
         _paint(painter, parts, size, background)
     finally:
         painter.end()
-    _name_fonts(path)
+    return _name_fonts(bytes(buffer.data()).decode("utf-8"))
 
 
-def _name_fonts(path: Path) -> None:
+def _name_fonts(svg: str) -> str:
     def resolved(match: re.Match[str]) -> str:
         family = QFontInfo(QFont(match.group(1))).family()
         return f'font-family="{family}, sans-serif"'
 
-    text = path.read_text(encoding="utf-8")
-    path.write_text(re.sub(r'font-family="([^"]*)"', resolved, text), encoding="utf-8")
+    return re.sub(r'font-family="([^"]*)"', resolved, svg)
 
 
 @contextmanager

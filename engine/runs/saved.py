@@ -76,19 +76,16 @@ def save_run(path: str | Path, run: SavedRun) -> None:
         raise MaskscopeError(f"cannot write run file {path}: {exc.strerror}") from None
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     """Write into a new file beside `path`, then rename it over `path`: a save that fails
-    halfway (a full disk, a crash) leaves the old file whole."""
+    halfway (a full disk, a crash) leaves the old file whole. Text is written as UTF-8,
+    bytes (an image) as they are."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         # os.open's mode goes through the umask, as a plain open's would.
-        with os.fdopen(
-            os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666),
-            "w",
-            encoding="utf-8",
-            newline="",
-        ) as f:
-            f.write(text)
+        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as f:
+            f.write(data)
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
