@@ -16,15 +16,21 @@ stops answering after that first sample (every retry spent) ends the run as a ca
 nothing more is sent, the requests in flight are waited for, the finished samples are kept,
 and ServerRun.stopped says so (exit 2). Server runs are not cached: the server's model and
 build are not Maskscope's to hash.
+
+A local model whose file was replaced since it was loaded (a model kept between runs) is
+loaded again for the run, so the check reads with the tokenizer the file now holds; a file
+that is gone fails that load (ModelLoadError) before any request.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from engine.check.feed import feed_text, plain_tokens
@@ -56,6 +62,7 @@ from engine.suite.server_note import ServerNote
 from engine.suite.template import render_prompt
 
 _POLL_S = 0.1  # how often a wait for replies looks at should_stop
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +130,15 @@ def run_suite_on_server(
     base = suite.settings()
     compiled = compile_schema(suite.schema_text, base.compiler)
     check_mode(options.mode, compiled)
-    client = client or ServerClient(options.url, timeout_s=options.timeout_s)
-    name = server_model(client)
-    planned = list(_plan(model, suite, samples or suite.samples, base, options.mode))
-    runner = _ServerRunner(model, suite, compiled, options, client, name)
-    try:
-        cancelled = runner.run(planned, should_stop, on_progress)
-    finally:
-        runner.close()
+    with _current(model) as model:
+        client = client or ServerClient(options.url, timeout_s=options.timeout_s)
+        name = server_model(client)
+        planned = list(_plan(model, suite, samples or suite.samples, base, options.mode))
+        runner = _ServerRunner(model, suite, compiled, options, client, name)
+        try:
+            cancelled = runner.run(planned, should_stop, on_progress)
+        finally:
+            runner.close()
     done = sorted(runner.made, key=lambda pair: pair[0])
     wall_s = time.perf_counter() - runner.start
     run = SuiteRun(
@@ -145,6 +153,22 @@ def run_suite_on_server(
         else ""
     )
     return ServerRun(run, ServerInfo(options.url, options.mode, name, form), stopped)
+
+
+@contextmanager
+def _current(model: Model) -> Iterator[Model]:
+    """`model`, or its file loaded anew (and closed after) when that is no longer the one
+    `model` holds; a file gone raises the load's own one-line error."""
+    change = model.file_change()
+    if change is None:
+        yield model
+        return
+    log.warning("%s; loading it again", change)
+    reloaded = Model.load(model.settings)
+    try:
+        yield reloaded
+    finally:
+        reloaded.close()
 
 
 def _plan(
