@@ -310,3 +310,12 @@ def test_a_jsonschema_that_moved_its_modules_validates_unbounded(monkeypatch, ca
     monkeypatch.setattr(jsonschema._utils, "re", types.SimpleNamespace())  # re gone from it
     assert patterns.install() == []
     assert validation_issues("ab", {"pattern": "^a(?=b)"}) == ()
+
+
+def test_check_says_an_instance_past_the_time_limit_cannot_be_judged(model) -> None:
+    # `maskscope check` on a pattern only regex runs: the case ends with the reason, no hang.
+    case = Case("evil.json", None, {"type": "string", "pattern": LOOKAROUND},
+                (Instance(LONG_EVIL, True),))  # fmt: skip
+    result = _in_a_thread(lambda: check_case(model, case, "maskscope", "llguidance"))
+    assert result.error is not None
+    assert result.error.startswith("jsonschema cannot judge instance 1: the pattern /")
