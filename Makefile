@@ -14,7 +14,7 @@ QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb
 	libxkbcommon-x11-0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 libegl1
 
 .PHONY: run test test-fast soak bench bench-cpu fidelity lint format screenshot setup model sysdeps \
-	rebuild-llama clean
+	rebuild-llama package package-test clean
 
 setup: $(STAMP) model
 
@@ -116,5 +116,22 @@ screenshot: setup sysdeps
 		--prompt-file resources/examples/currency.prompt.txt \
 		--autorun --screenshot docs/screenshot.png --quit-after-run
 
+# The standalone app (issue 14): one folder, dist/maskscope/, made by PyInstaller from
+# packaging/maskscope.spec out of this venv, so with the same llama.cpp build `make setup` proved.
+# BUNDLE_MODEL=1 puts the default model inside too (240 MB more). packaging/README.md has more.
+BUNDLE_MODEL ?= 0
+package: setup $(VENV)/.installed-package
+	MASKSCOPE_BUNDLE_MODEL=$(BUNDLE_MODEL) $(BIN)/pyinstaller --noconfirm --log-level WARN \
+		--distpath dist --workpath build/pyinstaller packaging/maskscope.spec
+	@echo ">> dist/maskscope/maskscope: $$(du -sh dist/maskscope | cut -f1)"
+
+$(VENV)/.installed-package: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev,package]'
+	touch $@
+
+# The built app started outside the venv (`env -i`): it runs an example to the end and quits.
+package-test: package
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m package tests/packaging
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info build dist

@@ -106,6 +106,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from engine.decode.loop import generate
     from engine.grammar.compile import compile_schema
     from engine.model.llama import Model
+    from engine.model.paths import note_model
 
     example = load_example(args.example) if args.example else None
     schema_text = example.schema_text if example else read_text(args.schema, "schema")
@@ -113,6 +114,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     settings = generation_settings(args, example)
     if (problem := settings.problem()) is not None:
         raise GrammarError(problem)
+    if args.model:  # the grammar judge may need its vocabulary
+        note_model(args.model)
     compiled = compile_schema(schema_text, settings.compiler)
     for gap in compiled.unenforced if settings.constrained else ():
         print(f"maskscope: warning: {gap}", file=sys.stderr)

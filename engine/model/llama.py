@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.errors import ModelLoadError, PromptError
 from engine.model import native_log
-from engine.model.paths import default_model_path, note_loaded_model
+from engine.model.paths import default_model_path, note_model
 from engine.model.tokens import readable_piece
 from engine.settings import N_CTX, N_GPU_LAYERS, N_THREADS, ModelSettings
 
@@ -112,6 +112,7 @@ class Model:
             llama_cpp.llama_backend_init()
             _backend_ready = True
         path = Path(settings.path).expanduser() if settings.path else default_model_path()
+        note_model(path)
         check_gguf_file(path)
         _check_sizes(settings)
         self.settings = settings
@@ -139,7 +140,6 @@ class Model:
             reason = _root_cause(captured.errors) or "llama.cpp could not read it"
             raise ModelLoadError(f"cannot load model {path}: {reason}")
         self._model = model
-        note_loaded_model(path)
 
         n_threads = settings.n_threads or _default_threads()
         cparams = llama_cpp.llama_context_default_params()

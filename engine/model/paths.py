@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -33,6 +34,13 @@ def default_model_path(verify: bool = False) -> Path:
     A rebuild goes to a temporary file that then replaces the old one, so a process that
     has the old file memory-mapped keeps a valid mapping.
     """
+    # On a first start the window's model preload and its live check both get here: one
+    # assembles, the other waits for it (two writers of one partial file corrupted it).
+    with _assembling:
+        return _default_model_path(verify)
+
+
+def _default_model_path(verify: bool) -> Path:
     target = cache_dir() / "models" / DEFAULT_MODEL_FILE
     gemma = _model_package(target)
     if gemma is None:
@@ -49,20 +57,23 @@ def default_model_path(verify: bool = False) -> Path:
     return target
 
 
-_loaded_models: list[Path] = []  # GGUFs this process loaded, the latest last
+_assembling = threading.Lock()
+_chosen_models: list[Path] = []  # GGUFs this process was asked to load, the latest last
 
 
-def note_loaded_model(path: Path) -> None:
-    _loaded_models.append(path)
+def note_model(path: str | Path) -> None:
+    """A GGUF the user chose: its vocabulary serves the grammar judge where the default model
+    is missing. Noted before the schema compiles, which happens before the model loads."""
+    _chosen_models.append(Path(path).expanduser())
 
 
 def vocabulary_model_path() -> Path:
     """A GGUF to read a vocabulary from where any will do (the grammar judge): the default
-    model, else the model loaded last, so that a machine without the default still works."""
+    model, else the one chosen last, so that a machine without the default still works."""
     try:
         return default_model_path()
     except DefaultModelMissing:
-        for path in reversed(_loaded_models):
+        for path in reversed(_chosen_models):
             if path.is_file():
                 return path
         raise

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import site
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -79,18 +80,29 @@ def test_nothing_found_says_how_to_get_a_model(no_import: Path) -> None:
         default_model_path()
 
 
-def test_without_the_default_the_grammar_judge_reads_the_model_loaded_last(
+def test_without_the_default_the_grammar_judge_reads_the_model_chosen_last(
     no_import: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model
 ) -> None:
     judge = GrammarJudge(folder=tmp_path / "verdicts")
-    monkeypatch.setattr(paths, "_loaded_models", [])
+    monkeypatch.setattr(paths, "_chosen_models", [])
     with pytest.raises(DefaultModelMissing):
         judge.verdict('root ::= "a"')  # no vocabulary anywhere: the model's own message
     own = tmp_path / "own.gguf"
     own.symlink_to(model.path)
-    paths.note_loaded_model(own)
+    paths.note_model(own)
     try:
         assert judge.verdict('root ::= "a"').outcome == "ok"
         assert judge.verdict('root ::= "a" (').outcome == "rejected"
     finally:
         judge.stop()
+
+
+def test_two_threads_asking_at_once_get_one_whole_file(no_import: Path) -> None:
+    """The window's preload and live check both ask on a first start."""
+    link_package(no_import / ".local/lib/python3.11/site-packages")
+    with ThreadPoolExecutor(2) as pool:
+        found = [f.result() for f in [pool.submit(default_model_path) for _ in range(2)]]
+    assert found[0] == found[1]
+    digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
+    assert digest == sys.modules[default_package.PACKAGE].EXPECTED_SHA256
+    assert [p.name for p in found[0].parent.iterdir()] == [DEFAULT_MODEL_FILE]  # no partials
