@@ -26,6 +26,7 @@ from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import LoadCancelled, Model
+from engine.model.paths import note_model
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import Provenance, provenance_of
 from engine.settings import GenerationSettings, ModelSettings
@@ -206,6 +207,8 @@ class _Worker(QObject):
     def _run(self, request: RunRequest) -> RunResult:
         # Compile first: a schema error should show at once, not after a model load.
         self.sig_state.emit("Compiling schema…")
+        if request.model.path:  # the grammar judge may need its vocabulary
+            note_model(request.model.path)
         compiled = compile_schema(request.schema_text, request.generation.compiler)
         try:
             model = self._load(request.model)
