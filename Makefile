@@ -59,7 +59,7 @@ sysdeps:
 		fi; \
 	fi
 
-test: EXTRA_DEBS = chromium
+test: EXTRA_DEBS = chromium desktop-file-utils
 test: setup sysdeps
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
@@ -123,6 +123,7 @@ BUNDLE_MODEL ?= 0
 package: setup $(VENV)/.installed-package
 	MASKSCOPE_BUNDLE_MODEL=$(BUNDLE_MODEL) $(BIN)/pyinstaller --noconfirm --log-level WARN \
 		--distpath dist --workpath build/pyinstaller packaging/maskscope.spec
+	cp packaging/maskscope.desktop packaging/install-desktop-entry.sh dist/maskscope/
 	@echo ">> dist/maskscope/maskscope: $$(du -sh dist/maskscope | cut -f1)"
 
 $(VENV)/.installed-package: pyproject.toml | $(BIN)/python

@@ -114,3 +114,12 @@ def _installed(name: str) -> Path:
         if (Path(folder) / name / "__init__.py").is_file():
             return Path(folder) / name
     raise AssertionError(f"{name} is not installed in this venv")
+
+
+def test_its_folder_installs_a_launcher_that_starts_it(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    script = APP.parent / "install-desktop-entry.sh"
+    subprocess.run([str(script)], env=env, check=True, capture_output=True)
+    entry = (tmp_path / ".local/share/applications/maskscope.desktop").read_text(encoding="utf-8")
+    assert f'Exec="{APP}" gui' in entry.splitlines()
+    assert (tmp_path / ".local/share/icons/hicolor/scalable/apps/maskscope.svg").is_file()
