@@ -6,13 +6,14 @@ import time
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QWidget
 
+from app.plain_text import literal_html, plain_label
 from engine.model.llama import ModelInfo
 
 
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model_label = QLabel("model: not loaded", self)
+        self.model_label = plain_label(QLabel("model: not loaded", self))  # a file's name
         self.model_label.setObjectName("statusModel")
         self.gpu_label = QLabel("", self)
         self.gpu_label.setObjectName("statusGpu")
@@ -48,8 +49,10 @@ class StatusBar(QStatusBar):
     def set_model(self, info: ModelInfo) -> None:
         self.model_label.setText(f"model: {info.name}")
         self.model_label.setToolTip(
-            f"{info.path}\n{info.n_vocab} tokens in vocabulary, {info.n_layer} layers, "
-            f"{info.n_ctx} tokens of context, {info.n_threads} threads"
+            literal_html(
+                f"{info.path}\n{info.n_vocab} tokens in vocabulary, {info.n_layer} layers, "
+                f"{info.n_ctx} tokens of context, {info.n_threads} threads"
+            )
         )
         # Short in the bar, so that a narrow window keeps room for the message; whole on hover.
         self.gpu_label.setText(info.offload_label.split(" (")[0])

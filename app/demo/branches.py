@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.demo.mass_plot import CurveStyle, MassPlot
+from app.plain_text import literal_html
 from app.run.compare_view import choice_words, visible_whitespace, with_alpha
 from app.run.output_view import verdict
 from app.text_edit import use_monospace
@@ -43,6 +44,7 @@ EMPTY = (
     "No branches yet: click a valid candidate in the chart to continue the run from that "
     "step with that token."
 )
+
 ORIGINAL_SELECTED = "The original run. Select a branch to compare it with the original."
 ORIGINAL = -1  # the list row of the original run; branches are 0, 1, ...
 COLUMNS = ("Run", "Fork step", "Forced token", "Verdict", "Tokens")
@@ -261,8 +263,8 @@ class BranchesView(QWidget):
         item = QTreeWidgetItem([name, step, token, badge, str(len(run.records))])
         item.setData(0, Qt.ItemDataRole.UserRole, index)
         item.setData(3, Qt.ItemDataRole.UserRole, tone)
-        item.setToolTip(0, run.result.text[:400])
-        item.setToolTip(3, run.result.message or badge)
+        item.setToolTip(0, literal_html(run.result.text[:400]))
+        item.setToolTip(3, literal_html(run.result.message or badge))
         for column in (1, 4):
             item.setTextAlignment(
                 column, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

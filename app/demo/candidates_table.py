@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.demo.step_explained import Row, fmt
+from app.plain_text import literal_html
 from app.theme import chart_colors
 
 BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # a probability cell's value, 0 to 1
@@ -127,7 +128,7 @@ class CandidatesTable(QTableWidget):
             token.setForeground(colors.raw_masked)
         items = [token, before, mark, after, division]
         for item in items:
-            item.setToolTip(tip)
+            item.setToolTip(literal_html(tip))  # token texts such as <b> are words here
         if row.chosen:
             tint = QColor(colors.current_step)
             tint.setAlphaF(0.18)

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_text import literal_html
 from app.run.timeline_text import TimelineText
 from app.run.token_spans import legend_html
 from app.run.violations import Violation
@@ -265,7 +266,9 @@ class OutputView(QWidget):
         for i, v in enumerate(self.violations):
             note = " — not enforced by the grammar: see its warning" if v.warning else ""
             item = QTreeWidgetItem([v.path, f"{v.message}{note}"])
-            item.setToolTip(1, f"{v.message}\n(keyword `{v.keyword}` at {v.schema_path})")
+            item.setToolTip(
+                1, literal_html(f"{v.message}\n(keyword `{v.keyword}` at {v.schema_path})")
+            )
             item.setData(0, Qt.ItemDataRole.UserRole, i)
             self.issues.addTopLevelItem(item)
         if self.violations:
@@ -299,7 +302,7 @@ class OutputView(QWidget):
             background = QColor(color)
             background.setAlpha(50)
             selection.format.setBackground(background)
-            selection.format.setToolTip(v.message)
+            selection.format.setToolTip(literal_html(v.message))
             selection.cursor = self._span_cursor(v.span)
             selections.append(selection)
         self.raw.setExtraSelections(selections)
@@ -347,7 +350,7 @@ class OutputView(QWidget):
         self.issues.clear()
         for where, problem in rows:
             item = QTreeWidgetItem([where, problem])
-            item.setToolTip(1, problem)
+            item.setToolTip(1, literal_html(problem))
             self.issues.addTopLevelItem(item)
         self.issues.setVisible(bool(rows))
 

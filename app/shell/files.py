@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 SCHEMA_SUFFIXES = (".json",)  # *.schema.json ends in .json too
@@ -69,6 +69,7 @@ def ask_unsaved(parent: QWidget, name: str, before: str) -> Unsaved:
         parent,
     )
     box.setObjectName("unsavedQuestion")
+    box.setTextFormat(Qt.TextFormat.PlainText)  # a file's name
     box.setInformativeText(f"Save them before {before}?")
     box.setDefaultButton(QMessageBox.StandardButton.Save)
     box.setEscapeButton(QMessageBox.StandardButton.Cancel)

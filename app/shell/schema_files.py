@@ -156,7 +156,8 @@ class SchemaFiles:
         self.recent_menu.clear()
         recent = self.store.recent_files()
         for path in recent:
-            self.recent_menu.addAction(path, lambda p=path: self.open_schema(p))
+            # A menu reads & as a shortcut mark: && shows a file name's own &.
+            self.recent_menu.addAction(path.replace("&", "&&"), lambda p=path: self.open_schema(p))
         if recent:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear list", self.store.clear_recent_files)

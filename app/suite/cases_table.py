@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtGui import QBrush, QColor, QUndoStack
 from PySide6.QtWidgets import QTableWidgetItem, QWidget
 
+from app.plain_text import literal_html
 from app.suite.expected_text import expectations_text, parse_expected
 from app.suite.rows_table import RowsTable, text_item
 from engine.suite.format import Case
@@ -70,7 +71,7 @@ class CasesTable(RowsTable):
             text_item(row.description, editable),
         ]
         for item in items:
-            item.setToolTip(item.toolTip() or item.text())
+            item.setToolTip(item.toolTip() or literal_html(item.text()))
             if not editable:
                 item.setToolTip(FROM_FILE_TIP)
                 item.setForeground(QBrush(QColor("#777777")))

@@ -6,6 +6,8 @@ as `maskscope test --compare` prints it."""
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication
 from PySide6.QtWidgets import (
@@ -161,7 +163,7 @@ class ResultCompareView(QDialog):
             head = f"<b style='color:{colours.ok.name()}'>No regressions</b>"
         a, b = c.names
         self.verdict.setText(
-            f"{head} · {a} → {b} · {len(c.cases)} case(s), {n_same} unchanged · "
+            f"{head} · {escape(a)} → {escape(b)} · {len(c.cases)} case(s), {n_same} unchanged · "
             "regressions first; select a case for its outputs"
         )
         changed = [(k, x, y) for k, x, y in c.metrics if x != y]

@@ -9,6 +9,7 @@ edited parts, so every message about it is the engine's, in words.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import re
 from pathlib import Path
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_text import literal_html, plain_label
 from app.shell.files import ask_save_path
 from app.suite.cases_table import CaseRow, CasesTable
 from app.suite.instances_table import InstanceRow, InstancesTable
@@ -92,7 +94,7 @@ class SuiteEditor(QWidget):
         self.samples.setRange(SAMPLES.low, SAMPLES.high)
         self.samples.setToolTip("How many times each case is run, with seeds seed, seed+1, …")
         self.thresholds = {key: _Threshold(*spec[1:]) for key, spec in _THRESHOLD_BOXES.items()}
-        self.message = QLabel(self)
+        self.message = plain_label(QLabel(self))  # messages quote names and files
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title = QLabel(self)
@@ -364,7 +366,9 @@ class SuiteEditor(QWidget):
         answer = QMessageBox.question(
             self,
             "Unsaved suite",
-            f"The suite {self._base.name} has edits that are not saved. Discard them?",
+            literal_html(
+                f"The suite {self._base.name} has edits that are not saved. Discard them?"
+            ),
             buttons.Discard | buttons.Cancel,
             buttons.Cancel,
         )
@@ -432,5 +436,5 @@ class SuiteEditor(QWidget):
         if self.read_only:
             where = "bundled example: Save asks for a new file"
         star = " *" if self.modified else ""
-        self.title.setText(f"<b>{self._base.name}</b>{star} — {where}")
-        self.title.setToolTip(self._base.description)
+        self.title.setText(f"<b>{html.escape(self._base.name)}</b>{star} — {html.escape(where)}")
+        self.title.setToolTip(literal_html(self._base.description))

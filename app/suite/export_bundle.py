@@ -196,6 +196,7 @@ class BundleExport(QObject):
             QMessageBox.Icon.Information, f"Bundle exported ({word})", text,
             QMessageBox.StandardButton.Close, self.window,
         )  # fmt: skip
+        box.setTextFormat(Qt.TextFormat.PlainText)  # the suite's name and folder
         box.setInformativeText(
             f"{detail} Its README.md says what was tested and how to use each file."
         )

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_text import literal_html, plain_label
 from app.theme import chart_colors
 from engine.runs.saved import SavedRun
 from engine.suite.metrics import Sample, Summary, Verdict
@@ -41,6 +42,7 @@ COLUMNS = (
     "latency ms",
     "why it fails",
 )
+
 FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light or dark
 
 
@@ -222,7 +224,7 @@ class ResultsView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         # Why an opened row could not be shown (its run left the cache), and how to get it.
-        self.notice = QLabel(self)
+        self.notice = plain_label(QLabel(self))
         self.notice.setWordWrap(True)
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notice.setStyleSheet(f"color: {chart_colors().warn.name()}; font-weight: bold;")
@@ -237,7 +239,7 @@ class ResultsView(QWidget):
         self.rows = []
         self.source = ""
         self.table.setRowCount(0)
-        self.summary.setText(text)
+        self.summary.setText(escape(text))  # a plain sentence, in a rich label
         self.notice.hide()
 
     def show_notice(self, text: str) -> None:
@@ -298,7 +300,7 @@ class ResultsView(QWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if not _passed(row):
                 item.setBackground(QBrush(tint))
-            item.setToolTip(tip)
+            item.setToolTip(literal_html(tip))  # the output and why it fails
             self.table.setItem(at, c, item)
 
 

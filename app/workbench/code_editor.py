@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from app.plain_text import literal_html
 from app.text_edit import use_monospace
 from app.theme import chart_colors, is_dark
 from app.workbench import json_editing
@@ -133,7 +134,8 @@ class _LineNumberArea(QWidget):
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             tip = self._editor.mark_tooltip_at(event.pos().y())
             if tip:
-                QToolTip.showText(event.globalPos(), tip, self)
+                # The problems quote property names: shown as written.
+                QToolTip.showText(event.globalPos(), literal_html(tip), self)
             else:
                 QToolTip.hideText()
                 event.ignore()

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.background import start_daemon
+from app.plain_text import literal_html, plain_label
 from app.theme import chart_colors, is_dark
 from app.workbench.code_editor import CodeEditor, JsonHighlighter
 from engine.errors import MaskscopeError
@@ -197,7 +198,7 @@ class GrammarView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.info = QLabel("No grammar yet.", self)
+        self.info = plain_label(QLabel("No grammar yet.", self))  # errors quote the schema
         self.info.setObjectName("grammarInfo")
         self.info.setWordWrap(True)
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -447,7 +448,8 @@ class GrammarView(QWidget):
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
             tip = self.rule_tooltip(self.text.cursorForPosition(event.pos()).position())
             if tip:
-                QToolTip.showText(event.globalPos(), tip, self.text)
+                # The path quotes property names: shown as written.
+                QToolTip.showText(event.globalPos(), literal_html(tip), self.text)
             else:
                 QToolTip.hideText()
             return True

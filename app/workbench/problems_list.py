@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_text import literal_html
 from app.theme import chart_colors
 from engine.workbench.entries import Fix, Problem
 
@@ -172,7 +173,7 @@ def _tooltip(problem: Problem) -> str:
         lines.append(f"at {problem.path}")
     if problem.fix is not None:
         lines.append(f"Fix available: {problem.fix.label} (Ctrl+.)")
-    return "\n".join(lines)
+    return literal_html("\n".join(lines))  # messages quote property names
 
 
 class ProblemsList(QWidget):
