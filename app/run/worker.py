@@ -48,12 +48,14 @@ class RunRequest:
 
 @dataclass(frozen=True, slots=True)
 class SuiteRequest:
-    """Every case of `suite` × `samples` on the model, one after another (engine/suite/run)."""
+    """Every case of `suite` × `samples` on the model (engine/suite/run), up to `parallel`
+    samples of a case in one batch."""
 
     suite: Suite
     model: ModelSettings
     samples: int | None = None  # the suite's own count when None
     cache: RunCache | None = None  # None decodes every sample afresh
+    parallel: int = 1  # as `maskscope test --parallel P`
 
 
 class ModelCache:
@@ -184,6 +186,7 @@ class _Worker(QObject):
                 model,
                 request.suite,
                 samples=request.samples,
+                parallel=request.parallel,
                 cache=request.cache,
                 should_stop=self._stop.is_set,
                 on_progress=self.sig_suite_progress.emit,

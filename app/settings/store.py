@@ -116,6 +116,16 @@ class SettingsStore:
     def set_step_delay(self, seconds: float) -> None:
         self._s.setValue("run/step_delay", seconds)
 
+    def suite_parallel(self) -> int:
+        """How many samples of a case the Suite pane decodes at once (1 to 8)."""
+        try:
+            return min(8, max(1, int(self._s.value("suite/parallel", 1))))
+        except (TypeError, ValueError):
+            return 1
+
+    def set_suite_parallel(self, n: int) -> None:
+        self._s.setValue("suite/parallel", n)
+
     def sync(self) -> None:
         self._s.sync()
 

@@ -60,6 +60,8 @@ class Suites(QObject):
         # schema editor above it keeps its room.
         left = Qt.DockWidgetArea.LeftDockWidgetArea
         window.add_pane("suite", "Suite", scrolled(self.pane), left)
+        self.pane.parallel.setValue(window.store.suite_parallel())
+        self.pane.parallel.valueChanged.connect(window.store.set_suite_parallel)
         self.pane.sig_open.connect(self.open_sample)
         self.pane.sig_running.connect(self._running)
         self.actions: dict[str, QAction] = {}

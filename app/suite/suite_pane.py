@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -41,6 +42,14 @@ from engine.suite.metrics import evaluate, summarise
 from engine.suite.run import Progress, SuiteRun
 from engine.suite.summary import EXIT_ERROR, summary_to_json
 from engine.suite.template import render_prompt
+
+MAX_PARALLEL = 8
+PARALLEL_TIP = (
+    "How many samples of a case are decoded at once, in one llama.cpp batch, as "
+    "`maskscope test --parallel P`. 1 decodes one after another. On a 2-core machine 4 is "
+    "the fastest (README, Speed); from 4 on, a sampled token can differ slightly from one "
+    "decoded alone."
+)
 
 
 def eta_text(seconds: float | None) -> str:
@@ -101,6 +110,12 @@ class SuitePane(QWidget):
             "back instead of decoded again"
         )
         self.use_cache.setChecked(True)
+        self.parallel = QSpinBox(self)
+        self.parallel.setRange(1, MAX_PARALLEL)
+        self.parallel.setToolTip(PARALLEL_TIP)
+        parallel_label = QLabel("Parallel sequences:", self)
+        parallel_label.setToolTip(PARALLEL_TIP)
+        parallel_label.setBuddy(self.parallel)
         self.progress = QProgressBar(self)
         self.progress.setFormat("%v / %m samples")
         self.progress.setValue(0)
@@ -111,6 +126,8 @@ class SuitePane(QWidget):
         bar.addWidget(self.progress, 1)
         bar.addWidget(self.eta)
         bar.addWidget(self.use_cache)
+        bar.addWidget(parallel_label)
+        bar.addWidget(self.parallel)
         bottom = QWidget(self)
         lower = QVBoxLayout(bottom)
         lower.setContentsMargins(0, 0, 0, 0)
@@ -152,7 +169,9 @@ class SuitePane(QWidget):
             return False
         self._unfold_editor()
         cache = (self.cache or RunCache()) if self.use_cache.isChecked() else None
-        request = SuiteRequest(suite, self._model_settings(), cache=cache)
+        request = SuiteRequest(
+            suite, self._model_settings(), cache=cache, parallel=self.parallel.value()
+        )
         if not self.controller.start_suite(request):
             return False
         self._suite, self._model = suite, request.model
