@@ -106,6 +106,9 @@ class _Column(QFrame):
         self.text = ""
         self.name = title
         self.title = QLabel("", self)
+        # Wrapped: unwrapped, "Without the grammar (the model alone)" held the whole right
+        # column of panes (tabbed with this one) at 555 px or more, squeezing the chart.
+        self.title.setWordWrap(True)
         self.verdict = QLabel("", self)
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
