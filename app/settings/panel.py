@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.theme import chart_colors
+from engine.model.paths import DEFAULT_MODEL_LABEL
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -63,7 +64,7 @@ class SettingsPanel(QGroupBox):
 
         self.model_path = QLineEdit(self)
         self.model_path.setObjectName("modelPath")
-        self.model_path.setPlaceholderText("bundled Gemma 3 270M (Q4_K_M)")
+        self.model_path.setPlaceholderText(f"default: {DEFAULT_MODEL_LABEL}")
         self.model_path.setClearButtonEnabled(True)
         self.model_path.setToolTip("GGUF model file. Leave empty for the bundled default model.")
         browse = QToolButton(self)
