@@ -12,21 +12,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
 from engine.decode.gumbel import GumbelSampler
 from engine.decode.stepper import Made, Stepper, cross_checker
-from engine.errors import GrammarError, MaskscopeError
+from engine.errors import GrammarError, MaskscopeError, PatternTimeoutError
 from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
 from engine.masking.unconstrained import AllowAll
 from engine.model.llama import Model
-from engine.records import (
-    FinishReason,
-    RunResult,
-    StepRecord,
-)
+from engine.records import FinishReason, RunResult, StepRecord, ValidationIssue
 from engine.schema.validate import parse_output, unchecked_formats, validation_issues
 from engine.settings import GenerationSettings
 
@@ -227,6 +224,15 @@ def generate(
     )
 
 
+def _validation_issues(parsed: Any, schema: Any) -> tuple[ValidationIssue, ...]:
+    """A pattern too slow to judge leaves the output unjudged: counted invalid, with the
+    reason, and the run's records kept, never the whole run lost to an error."""
+    try:
+        return validation_issues(parsed, schema)
+    except PatternTimeoutError as exc:
+        return (ValidationIssue(path="$", message=f"not checked: {exc}"),)
+
+
 def finish_run(
     text: str,
     compiled: CompiledSchema,
@@ -244,7 +250,7 @@ def finish_run(
     """Parse and validate the output; a truncated output is never reported as valid."""
     parsed, parse_error = parse_output(text)
     checked = parse_error is None
-    errors = validation_issues(parsed, compiled.schema) if checked else ()
+    errors = _validation_issues(parsed, compiled.schema) if checked else ()
     if finish is FinishReason.MAX_TOKENS:
         message = message or (
             f"the output was cut off at max_tokens={settings.max_tokens}: "

@@ -24,11 +24,14 @@ import pytest
 
 from engine.check.inputs import Case, Instance
 from engine.check.run import check_case
+from engine.decode.loop import finish_run
 from engine.errors import MaskscopeError, PatternTimeoutError
 from engine.grammar.compile import compile_schema
 from engine.masking.base import make_backend
+from engine.records import FinishReason
 from engine.schema import patterns
 from engine.schema.validate import validation_issues
+from engine.settings import GenerationSettings
 from engine.suite.format import Expectation
 
 HANG = 10.0  # seconds
@@ -319,3 +322,19 @@ def test_check_says_an_instance_past_the_time_limit_cannot_be_judged(model) -> N
     result = _in_a_thread(lambda: check_case(model, case, "maskscope", "llguidance"))
     assert result.error is not None
     assert result.error.startswith("jsonschema cannot judge instance 1: the pattern /")
+
+
+def test_a_run_whose_output_cannot_be_judged_in_time_keeps_its_result_counted_invalid() -> None:
+    schema = json.dumps({"type": "string", "pattern": LOOKAROUND})
+    timings = {"total_ms": 1.0, "setup_ms": 0.0, "prompt_ms": 0.0, "forward_ms": 0.0}
+    end = FinishReason.END_OF_GENERATION
+    settings = GenerationSettings(max_tokens=16)
+    text = json.dumps(LONG_EVIL)
+    result = _in_a_thread(
+        lambda: finish_run(
+            text, compile_schema(schema), end, 12, "", mask_ms=0.0, settings=settings, **timings
+        )
+    )
+    assert result.text == json.dumps(LONG_EVIL) and not result.valid
+    (issue,) = result.errors
+    assert issue.message.startswith("not checked: the pattern /^(?!(a|aa)+$)/ took over")
