@@ -150,10 +150,10 @@ class _Worker(QObject):
     def load(self, settings: ModelSettings) -> None:
         try:
             model = self._load(settings)
-            # llguidance builds its token trie (~1.6 s) holding Python's GIL, which stalls
+            # llguidance builds its token trie (~1.7 s) holding Python's GIL, which stalls
             # the window: here, while it says it is loading, rather than at the first Run.
             self.sig_state.emit("Preparing the vocabulary for the grammar…")
-            tokenizer_for(model)
+            tokenizer_for(model, self._stop.is_set)
         except LoadCancelled:
             pass  # the window is closing: nobody is waiting for this model
         except MaskscopeError as e:
@@ -192,6 +192,8 @@ class _Worker(QObject):
                 on_progress=self.sig_suite_progress.emit,
             )
             self.sig_suite_finished.emit(done)
+        except LoadCancelled:
+            self.sig_suite_error.emit("cancelled", "stopped before the model had loaded")
         except MaskscopeError as e:
             self.sig_suite_error.emit(e.kind, e.message)
         except Exception as e:
@@ -203,6 +205,8 @@ class _Worker(QObject):
     def _load(self, settings: ModelSettings) -> Model:
         self.sig_state.emit("Loading model…")
         model = self._cache.get(settings, self._stop.is_set)
+        if self._stop.is_set():  # the window is closing: the hash below would cost ~0.5 s
+            raise LoadCancelled(f"the load of {model.info.name} was stopped")
         _provenance(model, None)  # hash the model file here, once, not after a run
         self.sig_model_loaded.emit(settings, model.info)
         return model
