@@ -9,14 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
 
 from app.demo import plugin
 from app.main_window import MainWindow
-from app.settings.store import SettingsStore
-from app.shell.files import Unsaved
 from tests.disk_faults import assert_old_file_whole, fill_the_disk, old_file, read_only_path
+from tests.modelless_window import modelless_window
 
 RUN = Path(__file__).parents[1] / "data" / "runs" / "currency-v2.json"
 
@@ -24,18 +22,9 @@ RUN = Path(__file__).parents[1] / "data" / "runs" / "currency-v2.json"
 @pytest.fixture(scope="module")
 def win(qapp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MainWindow]:
     """One window with a saved run replayed in its chart, and no model (none is run)."""
-    ini = tmp_path_factory.mktemp("settings") / "maskscope.ini"
-    store = SettingsStore(QSettings(str(ini), QSettings.Format.IniFormat))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(MainWindow, "_preload_model", lambda self: None)
-        # The replayed run's schema is an unsaved edit: closing would ask, and no one answers.
-        patch.setattr(MainWindow, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
-        window = MainWindow(store=store)
-        window.show()
+    with modelless_window(tmp_path_factory) as window:
         assert window.open_run(str(RUN))
         yield window
-        window.close()
-        window.deleteLater()
 
 
 def export_to(win: MainWindow, path: Path, monkeypatch: pytest.MonkeyPatch) -> bool:

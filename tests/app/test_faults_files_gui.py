@@ -10,16 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 
 from app.demo.exports import export_report
 from app.main_window import MainWindow
-from app.settings.store import SettingsStore
-from app.shell.files import Unsaved
 from engine.errors import MaskscopeError
 from engine.runs.saved import load_run
 from engine.suite.bundled import load_bundled_suite
 from tests.disk_faults import assert_old_file_whole, fill_the_disk, old_file, read_only_path
+from tests.modelless_window import modelless_window
 
 RUN = Path(__file__).parents[1] / "data" / "runs" / "currency-v2.json"
 EDITED = '{"type": "string", "maxLength": 3}'
@@ -27,18 +25,10 @@ EDITED = '{"type": "string", "maxLength": 3}'
 
 @pytest.fixture(scope="module")
 def shared(qapp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MainWindow]:
-    """One window for the module (a window costs 2-4 s to build on 2 busy cores): no test
-    here runs the model, and each starts with the banner hidden."""
-    ini = tmp_path_factory.mktemp("settings") / "maskscope.ini"
-    store = SettingsStore(QSettings(str(ini), QSettings.Format.IniFormat))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(MainWindow, "_preload_model", lambda self: None)
-        patch.setattr(MainWindow, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
-        window = MainWindow(store=store)
-        window.show()
+    """One window for the module: no test here runs the model, and each starts with the
+    banner hidden."""
+    with modelless_window(tmp_path_factory) as window:
         yield window
-        window.close()
-        window.deleteLater()
 
 
 @pytest.fixture

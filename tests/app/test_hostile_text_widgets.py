@@ -14,18 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import Qt, QTextDocument  # QtGui's Qt has mightBeRichText
 from PySide6.QtWidgets import QLabel
 
 from app.main_window import MainWindow
-from app.settings.store import SettingsStore
-from app.shell.files import Unsaved
 from app.suite.compare_view import ResultCompareView
 from engine.model.llama import ModelInfo
 from engine.schema.validate import validation_issues
 from engine.suite.compare import compare_results
 from engine.suite.format import Case, Suite
+from tests.modelless_window import modelless_window
 
 HOSTILE = "<b>bold</b> <img src=x> &lt;tag&gt; </table>"
 IN_A_NAME = "<b>bold <img src=x> &lt;tag&gt;"  # no "/": a file name may not hold one
@@ -51,16 +49,8 @@ def label_shows(label: QLabel) -> str:
 
 @pytest.fixture(scope="module")
 def win(qapp, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MainWindow]:
-    ini = tmp_path_factory.mktemp("settings") / "maskscope.ini"
-    store = SettingsStore(QSettings(str(ini), QSettings.Format.IniFormat))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(MainWindow, "_preload_model", lambda self: None)
-        patch.setattr(MainWindow, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
-        window = MainWindow(store=store)
-        window.show()
+    with modelless_window(tmp_path_factory) as window:
         yield window
-        window.close()
-        window.deleteLater()
 
 
 def test_a_property_name_in_the_problems_tooltips(win: MainWindow, qtbot) -> None:
