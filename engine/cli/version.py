@@ -2,7 +2,7 @@
 
 Nothing here loads llama.cpp or Qt: a build that would crash this CPU must not crash
 `--version`, and the engine never imports Qt. Both are read from what is installed instead:
-llama.cpp's version from its library's file name, Qt's from PySide6's package metadata
+llama.cpp's version from its library's file name, Qt's out of PySide6's package metadata
 (PySide6 wheels carry the Qt of the same version).
 """
 
