@@ -224,12 +224,19 @@ class Suites(QObject):
 
     def compare_files(self, first: str, second: str) -> bool:
         """Two result files compared in a window; a file that is no result says why."""
-        try:
-            a, b = load_result(first), load_result(second)
-        except MaskscopeError as e:
-            self.window.report_problem("Cannot compare the test results", e.message)
+        a = self._result_to_compare(first)
+        b = None if a is None else self._result_to_compare(second)
+        if a is None or b is None:
             return False
         return self.show_comparison(a, b, (Path(first).name, Path(second).name))
+
+    def _result_to_compare(self, path: str) -> dict[str, Any] | None:
+        """The saved result, or None once the banner says why it cannot be read."""
+        try:
+            return load_result(path)
+        except MaskscopeError as e:
+            self.window.report_problem("Cannot compare the test results", e.message)
+            return None
 
     def compare_last_run_dialog(self) -> bool:
         path = self._pick_result("Compare the last run with a saved result")
@@ -241,10 +248,8 @@ class Suites(QObject):
         if current is None:
             self.window.report_problem("Nothing to compare", "run the suite first")
             return False
-        try:
-            saved = load_result(path)
-        except MaskscopeError as e:
-            self.window.report_problem("Cannot compare the test results", e.message)
+        saved = self._result_to_compare(path)
+        if saved is None:
             return False
         name = f"this run of {current['suite'] or 'the suite'}"
         return self.show_comparison(saved, current, (Path(path).name, name))
