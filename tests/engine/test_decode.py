@@ -178,20 +178,6 @@ def test_outputs_validate_when_the_grammar_enforces_every_keyword(model, schema,
     assert result.valid, (result.text, result.errors)
 
 
-@pytest.mark.slow
-def test_invoice_example_validates_with_enough_tokens(model):
-    from engine.examples import load_example
-
-    ex = load_example("invoice")
-    compiled = compile_schema(ex.schema_text)
-    # Greedy, our grammar's run writes all five line items maxItems allows: 225 tokens.
-    result = run_to_end(
-        model, compiled, ex.prompt, GenerationSettings(temperature=0.0, max_tokens=300)
-    )
-    assert result.finish_reason is not FinishReason.MAX_TOKENS, result.text
-    assert result.valid, (result.text, result.errors)
-
-
 @pytest.fixture(scope="module")
 def spare_model():
     """The default model on one llama.cpp thread, leaving a core spare: the path a GPU

@@ -103,7 +103,9 @@ def test_generated_output_validates_with_our_compiler(model, name, backend):
     schema = _closed(_load(name)["schema"])
     compiled = compile_schema(json.dumps(schema), "maskscope")
     assert compiled.unenforced == ()
-    settings = GenerationSettings(backend=backend, temperature=0.0, max_tokens=200)
+    # A runaway string is cut off at 60 tokens as surely as at 200, in a third of the time.
+    budget = 60 if name in RUNAWAY else 200
+    settings = GenerationSettings(backend=backend, temperature=0.0, max_tokens=budget)
     result = run_to_end(model, compiled, PROMPT, settings)
     assert not result.truncated, result.text
     assert result.valid, (result.text, result.parse_error, result.errors)
