@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ class FixedModelCache:
     def __init__(self, model: Model) -> None:
         self._model = model
 
-    def get(self, settings: ModelSettings) -> Model:
+    def get(self, settings: ModelSettings, should_stop: Callable[[], bool] | None = None) -> Model:
         return self._model
 
     def close(self) -> None:

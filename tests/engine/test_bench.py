@@ -37,7 +37,8 @@ TOP_NUMBERS = (
     "rss_mb_at_500",
     "tokenizer_build_ms",
 )
-# Measured in child processes through the app's Qt code: null with a note when that fails.
+# Measured in child processes through the app's Qt code: null with a note when that fails,
+# which it must not do here (a worker API change once left the GUI lag n/a unnoticed).
 QT_NUMBERS = ("chart_update_ms_p50", "gui_max_lag_ms")
 BACKEND_NUMBERS = (
     "mask_ms_p50",
@@ -194,8 +195,7 @@ def test_quick_report_has_every_number(report: dict[str, Any]) -> None:
         for key in BACKEND_NUMBERS:
             assert _number(numbers[key]), (name, key, numbers[key])
     for key in QT_NUMBERS:
-        value = report[key]
-        assert _number(value) or any(n.startswith(f"{key}:") for n in report["notes"]), key
+        assert _number(report[key]), (key, report["notes"])
 
 
 @pytest.mark.slow
