@@ -10,7 +10,6 @@ its own, as tests/app/test_faults_model_file.py does.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 from collections.abc import Iterator
@@ -22,8 +21,8 @@ from PySide6.QtWidgets import QFileDialog
 from app.main_window import MainWindow
 from app.run.worker import ModelCache
 from engine.model.paths import default_model_path
-from engine.suite.bundled import load_bundled_suite
 from engine.suite.cache import RunCache
+from tests.small_suite import currency_cut
 
 RUN_TIMEOUT_MS = 120_000
 
@@ -44,10 +43,7 @@ def copy_window(qtbot, store, own_cache: ModelCache, tmp_path: Path) -> MainWind
     win.show()
     qtbot.waitExposed(win)
     win.settings_panel.model_path.setText(str(gguf))
-    full = load_bundled_suite("currency")
-    suite = dataclasses.replace(
-        full, cases=full.cases[:1], samples=1, generation={**full.generation, "max_tokens": 4}
-    )
+    suite = currency_cut(max_tokens=4)
     win.suites.pane.editor.set_suite(suite, None)
     win.suites.pane.cache = RunCache(tmp_path / "cache")  # the second run reads it back
     return win

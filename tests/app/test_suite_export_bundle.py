@@ -6,7 +6,6 @@ as a result and compared with itself. The suite is one case, tiny samples."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -16,22 +15,15 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog
 
 from app.main_window import MainWindow
-from engine.suite.bundled import load_bundled_suite
 from engine.suite.cache import RunCache
 from engine.suite.format import Thresholds
+from tests.small_suite import currency_cut
 
 RUN_TIMEOUT_MS = 180_000
 
 
 def _tiny(window: MainWindow, tmp_path: Path, samples: int = 1) -> None:
-    full = load_bundled_suite("currency")
-    suite = dataclasses.replace(
-        full,
-        cases=full.cases[:1],
-        samples=samples,
-        generation={**full.generation, "max_tokens": 16},
-        thresholds=Thresholds(min_validity=0.5),
-    )
+    suite = currency_cut(samples=samples, thresholds=Thresholds(min_validity=0.5))
     window.suites.pane.editor.set_suite(suite, None)
     window.suites.pane.cache = RunCache(tmp_path / "cache")
 

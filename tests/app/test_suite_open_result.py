@@ -5,7 +5,6 @@ or the file is no result. The result is written from a real one-sample run first
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -17,23 +16,16 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.main_window import MainWindow
 from app.suite.results_view import FileRow
-from engine.suite.bundled import load_bundled_suite
 from engine.suite.cache import RunCache
 from engine.suite.format import Thresholds
+from tests.small_suite import currency_cut
 
 RUN_TIMEOUT_MS = 180_000
 
 
 def _run_and_save(qtbot, window: MainWindow, tmp_path: Path) -> Path:
     """One case of the currency suite, one sample of at most 16 tokens, its result saved."""
-    full = load_bundled_suite("currency")
-    suite = dataclasses.replace(
-        full,
-        cases=full.cases[:1],
-        samples=1,
-        generation={**full.generation, "max_tokens": 16},
-        thresholds=Thresholds(min_validity=0.5),
-    )
+    suite = currency_cut(thresholds=Thresholds(min_validity=0.5))
     pane = window.suites.pane
     pane.editor.set_suite(suite, None)
     pane.cache = RunCache(tmp_path / "cache")

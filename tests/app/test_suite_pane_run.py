@@ -4,30 +4,22 @@ The suite is tiny (two cases, one sample each, at most 20 tokens) to keep this f
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import Qt
 
 from app.main_window import MainWindow
 from engine.records import FinishReason
-from engine.suite.bundled import load_bundled_suite
 from engine.suite.cache import RunCache
 from engine.suite.run import Progress
+from tests.small_suite import currency_cut
 
 RUN_TIMEOUT_MS = 180_000
 
 
 def _tiny(window: MainWindow, tmp_path: Path, samples: int = 1) -> None:
     """The currency suite cut to two cases, in the Suite pane, with its own cache."""
-    full = load_bundled_suite("currency")
-    suite = dataclasses.replace(
-        full,
-        cases=full.cases[:2],
-        samples=samples,
-        generation={**full.generation, "max_tokens": 20},
-        thresholds=dataclasses.replace(full.thresholds, max_p95_latency_ms=None),
-    )
+    suite = currency_cut(cases=2, samples=samples, max_tokens=20, no_latency_bound=True)
     pane = window.suites.pane
     pane.editor.set_suite(suite, None)
     pane.cache = RunCache(tmp_path / "cache")

@@ -5,7 +5,6 @@ most 20 tokens each, on the real model."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -14,9 +13,9 @@ from app.main_window import MainWindow
 from app.run import worker
 from app.settings.store import SettingsStore
 from app.suite.suite_pane import MAX_PARALLEL
-from engine.suite.bundled import load_bundled_suite
 from engine.suite.run import SuiteRun, run_suite
 from tests.app.shell_window import open_window
+from tests.small_suite import currency_cut
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -52,14 +51,7 @@ def test_two_at_once_gives_the_validity_of_one_at_a_time(
         return run_suite(*args, **kwargs)
 
     monkeypatch.setattr(worker, "run_suite", spy)
-    full = load_bundled_suite("currency")
-    suite = dataclasses.replace(
-        full,
-        cases=full.cases[:1],
-        samples=2,
-        generation={**full.generation, "max_tokens": 20},
-        thresholds=dataclasses.replace(full.thresholds, max_p95_latency_ms=None),
-    )
+    suite = currency_cut(samples=2, max_tokens=20, no_latency_bound=True)
     pane = window.suites.pane
     pane.editor.set_suite(suite, None)
     pane.use_cache.setChecked(False)  # the second run must decode, not read the first back
