@@ -164,11 +164,22 @@ class PaneHost(QMainWindow):
     def save_layout(self) -> QByteArray:
         return self.saveState(LAYOUT_VERSION)
 
+    def _names_every_pane(self, state: QByteArray) -> bool:
+        """Whether a saved layout places every pane there is now. Qt leaves a pane that a
+        layout saved before it existed heaped on the others' places, so such a layout is
+        dropped. The state holds each dock's object name as UTF-16."""
+        saved = bytes(state.data())
+        return all(p.dock.objectName().encode("utf-16-be") in saved for p in self.panes.values())
+
     def restore_layout(self, state: QByteArray | None) -> bool:
         """Bring back a saved layout; the default one when there is none or it is from an
         older version. True when the saved one was used."""
         self._restored = True
-        if state is not None and self.restoreState(state, LAYOUT_VERSION):
+        if (
+            state is not None
+            and self._names_every_pane(state)
+            and self.restoreState(state, LAYOUT_VERSION)
+        ):
             self._saved_state = state
             return True
         self.reset_layout()

@@ -83,6 +83,20 @@ def test_a_pane_added_after_restore_takes_its_saved_place(qtbot, store, monkeypa
     assert again.panes.dockWidgetArea(moved) == RIGHT
 
 
+def test_a_layout_saved_before_a_pane_existed_is_dropped(qtbot, store, monkeypatch) -> None:
+    """Restored, it would leave the new pane heaped on the others (seen with a layout kept
+    from before the demonstration and suite panes)."""
+    window = open_window(qtbot, store, monkeypatch)
+    window.panes.dock("settings").toggleViewAction().trigger()
+    older = window.panes.save_layout()
+    window.add_pane("notes", "Notes", QLabel("p"), LEFT)  # a pane the saved layout lacks
+    assert not window.panes.restore_layout(older)
+    assert window.panes.dock("settings").isVisible()  # the default layout instead
+    window.panes.dock("settings").toggleViewAction().trigger()
+    assert window.panes.restore_layout(window.panes.save_layout())
+    assert not window.panes.dock("settings").isVisible()
+
+
 def test_small_window_keeps_every_part_usable(qtbot, store, monkeypatch) -> None:
     window = open_window(qtbot, store, monkeypatch)
     window.resize(800, 550)
