@@ -9,6 +9,10 @@ data=${XDG_DATA_HOME:-$HOME/.local/share}
 entry=$data/applications/maskscope.desktop
 icon=$data/icons/hicolor/scalable/apps/maskscope.svg
 
+case "${1:-}" in
+    ""|--remove) ;;
+    *) echo "usage: $0 [--remove]" >&2; exit 2 ;;
+esac
 if [ "${1:-}" = "--remove" ]; then
     rm -f "$entry" "$icon"
     echo "Removed $entry and $icon"

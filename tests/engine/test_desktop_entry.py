@@ -47,3 +47,11 @@ def test_the_script_installs_and_removes_the_launcher_and_icon(tmp_path: Path) -
     assert icon.read_bytes().startswith(b"<svg")
     subprocess.run(["sh", str(script), "--remove"], env=env, check=True, capture_output=True)
     assert not installed.exists() and not icon.exists()
+
+
+def test_the_script_refuses_what_it_does_not_know(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "share")}
+    script = PACKAGING / "install-desktop-entry.sh"
+    done = subprocess.run(["sh", str(script), "--nonsense"], env=env, capture_output=True)
+    assert done.returncode == 2 and b"usage:" in done.stderr
+    assert not (tmp_path / "share").exists()  # nothing installed
