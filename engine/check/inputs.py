@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.errors import MaskscopeError
 from engine.files import read_text
+from engine.schema.nesting import check_line_depth, loads
 
 _LABELLED = frozenset({"data", "valid", "description"})
 
@@ -73,6 +74,7 @@ def _read_instances(path: str) -> list[Instance]:
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
+        check_line_depth(line, path, number)
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -85,7 +87,5 @@ def _read_instances(path: str) -> list[Instance]:
 
 
 def _read_json(path: str) -> Any:
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise MaskscopeError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    # The depth first: json and every walker after it recurse once a level or more.
+    return loads(read_text(path), path)

@@ -18,6 +18,7 @@ from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
 from engine.runs.provenance import provenance_of
 from engine.runs.saved import SavedRun, save_run
+from engine.schema.nesting import check_depth
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -110,6 +111,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     example = load_example(args.example) if args.example else None
     schema_text = example.schema_text if example else read_text(args.schema, "schema")
+    if not example:
+        check_depth(schema_text, args.schema)  # the message names the file; the compiler cannot
     prompt = _prompt(args, example)
     settings = generation_settings(args, example)
     if (problem := settings.problem()) is not None:

@@ -15,6 +15,7 @@ from referencing.exceptions import InvalidAnchor, NoSuchAnchor, PointerToNowhere
 
 from engine.errors import SchemaInvalidError, SchemaSyntaxError
 from engine.schema import patterns
+from engine.schema.nesting import too_deep
 
 # Every validator judges `pattern` in bounded time: `^(a+)+$` cannot hang a run or a check.
 patterns.install()
@@ -46,6 +47,9 @@ def parse_json_text(text: str) -> Any:
     """json.loads, but a syntax error carries line, column and offset."""
     if not text.strip():
         raise SchemaSyntaxError("the schema is empty", 1, 1, 0)
+    deep = too_deep(text)  # before json and every walker recurse into it
+    if deep is not None:
+        raise SchemaSyntaxError(deep.reason, deep.line, deep.column, deep.offset)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

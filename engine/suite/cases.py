@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SuiteError
+from engine.schema.nesting import TooDeepError, check_depth
 
 EXPECTED_PREFIX = "expected."  # a CSV column `expected.<json path>` holds an exact value
 ID_COLUMN = "id"  # a CSV column `id` names the case; it is not a variable
@@ -57,7 +58,10 @@ def _csv_rows(text: str, shown: str) -> list[Row]:
                     shown,
                     f"line {line}",
                 )
-            rows.append((line, _csv_case(dict(zip(header, cells, strict=True)))))
+            try:
+                rows.append((line, _csv_case(dict(zip(header, cells, strict=True)))))
+            except TooDeepError as exc:  # a cell read as JSON
+                raise SuiteError(exc.reason, shown, f"line {line}") from None
     except csv.Error as exc:
         raise SuiteError(f"not CSV ({exc})", shown, f"line {reader.line_num}") from None
     return rows
@@ -89,6 +93,7 @@ def _csv_case(row: dict[str, str]) -> dict[str, Any]:
 
 def _cell_value(cell: str) -> Any:
     """A cell that reads as JSON (384.5, true, "12") is that value; any other is a string."""
+    check_depth(cell)  # json would recurse into it
     try:
         return json.loads(cell)
     except json.JSONDecodeError:
@@ -101,9 +106,13 @@ def _jsonl_rows(text: str, shown: str) -> list[Row]:
         if not line.strip():
             continue
         try:
+            check_depth(line)  # json would recurse into it
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SuiteError(f"not JSON ({exc.msg})", shown, f"line {number}") from None
+        except TooDeepError as exc:
+            where = f"line {number}, column {exc.column}"
+            raise SuiteError(exc.reason, shown, where) from None
         if not isinstance(value, dict):
             raise SuiteError("each line is a JSON object", shown, f"line {number}")
         # {"vars": ...} is a full case; any other object is its variables alone.

@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.errors import MaskscopeError, SuiteError
 from engine.files import read_text
+from engine.schema.nesting import too_deep
 from engine.schema.parse import parse_schema
 from engine.settings import (
     BACKENDS,
@@ -74,6 +75,9 @@ def load_suite(path: str) -> Suite:
         text = read_text(path, "suite")
     except MaskscopeError as exc:
         raise SuiteError(exc.message) from None
+    deep = too_deep(text)  # before json and the schema's walkers recurse into it
+    if deep is not None:
+        raise SuiteError(deep.reason, path, f"line {deep.line}, column {deep.column}")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
