@@ -9,6 +9,7 @@ from typing import NoReturn
 from engine.bench.options import add_bench_arguments
 from engine.cli import bundle, check, generate, gui, lint, report, setup, suite
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_BROKEN_BUILD
+from engine.cli.internal import report_internal_error
 from engine.cli.version import version_text
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import BrokenBuildError
@@ -87,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("maskscope: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: one line here, the traceback in a log file
+        report_internal_error(exc, raw)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":
