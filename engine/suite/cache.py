@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from engine.errors import MaskscopeError
@@ -20,6 +21,23 @@ from engine.settings import GenerationSettings
 
 # Bumped when what a cached run holds, or how its key is made, changes.
 KEY_VERSION = 1
+# What sample_key makes, and so the only name the cache ever reads, writes or deletes: a key
+# from a file (a result's run_key) is joined to the cache folder, so anything else (an
+# absolute path, `..`) would reach outside it.
+KEY = re.compile(r"[0-9a-f]{64}")
+
+
+class BadRunKey(MaskscopeError):
+    kind = "run key"
+
+
+def check_key(key: object, where: str = "run key") -> str:
+    """`key` when it is a run key (64 lowercase hex characters); BadRunKey naming `where`
+    (the file and field it came from) otherwise."""
+    if isinstance(key, str) and KEY.fullmatch(key):
+        return key
+    shown = json.dumps(key, ensure_ascii=False)[:80] if isinstance(key, str) else repr(key)
+    raise BadRunKey(f"{where} is not a run key (64 lowercase hex characters): {shown}")
 
 
 def default_folder() -> Path:
@@ -46,21 +64,37 @@ class RunCache:
         self.folder = folder if folder is not None else default_folder()
 
     def _path(self, key: str) -> Path:
+        """Where the key's run is kept; BadRunKey for anything but a run key."""
+        key = check_key(key)
         return self.folder / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> SavedRun | None:
-        """The cached run, or None; a damaged entry is dropped, never trusted."""
+        """The cached run, or None; a damaged entry is dropped, never trusted. BadRunKey for
+        a key that is not one."""
         path = self._path(key)
-        if not path.is_file():
+        # A symlink is not an entry the cache wrote (put writes plain files): it is neither
+        # read nor deleted, whatever it points at.
+        if path.is_symlink() or not path.is_file():
             return None
         try:
             return load_run(path)
         except MaskscopeError:
-            path.unlink(missing_ok=True)
+            self._drop(path)
             return None
 
+    def _drop(self, path: Path) -> None:
+        """Delete a damaged entry, only when it is a plain file that the cache's own folder
+        holds (its parent folder not a link out)."""
+        try:
+            inside = path.parent.resolve().is_relative_to(self.folder.resolve())
+        except OSError:
+            return
+        if inside and not path.is_symlink():
+            path.unlink(missing_ok=True)
+
     def put(self, key: str, run: SavedRun) -> None:
-        """Keep a finished run; a cache that cannot be written only costs a rerun later."""
+        """Keep a finished run; a cache that cannot be written only costs a rerun later.
+        BadRunKey for a key that is not one."""
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import SuiteError
+from engine.suite.cache import BadRunKey, check_key
 from engine.suite.summary import FORMAT
 
 
@@ -73,7 +74,23 @@ def load_result(path: str | Path) -> dict[str, Any]:
         raise SuiteError(f"cannot read result file {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SuiteError(f"{path} is not a `maskscope test --json` result")
+    _check_run_keys(data, path)
     return data
+
+
+def _check_run_keys(data: dict[str, Any], path: str | Path) -> None:
+    """Every sample's run_key is a run key or absent (a file written before results kept
+    them): the window joins it to the run cache's folder to open the sample."""
+    samples = data.get("samples")
+    if not isinstance(samples, list):
+        return
+    for i, sample in enumerate(samples):
+        key = sample.get("run_key") if isinstance(sample, dict) else None
+        if key not in (None, ""):
+            try:
+                check_key(key, f"{path}: $.samples[{i}].run_key")
+            except BadRunKey as exc:  # a result file's fault, as the callers read it
+                raise SuiteError(exc.message) from None
 
 
 def compare_results(a: dict[str, Any], b: dict[str, Any], names=("A", "B")) -> ResultComparison:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
+import pytest
+
+from engine.errors import SuiteError
 from engine.runs.saved import load_run
 from engine.settings import GenerationSettings
-from engine.suite.cache import RunCache, sample_key
+from engine.suite.cache import BadRunKey, RunCache, sample_key
+from engine.suite.compare import load_result
+from engine.suite.summary import FORMAT
 
 RUN = Path(__file__).parent.parent / "data" / "runs" / "currency-v2.json"
 
@@ -45,3 +51,66 @@ def test_an_unwritable_cache_costs_only_a_rerun(tmp_path):
     cache = RunCache(blocker)  # a folder that is a file: nothing can be written there
     cache.put("cd" * 32, load_run(RUN))
     assert cache.get("cd" * 32) is None
+
+
+# Hostile run keys (issue 22): a result file's run_key went unchecked into the cache, which
+# joined it to its folder and deleted what it found there as a "damaged" entry.
+
+
+def _victim(folder: Path) -> Path:
+    victim = folder / "schema.json"
+    victim.write_text('{"type": "string"}\n', encoding="utf-8")
+    return victim
+
+
+@pytest.mark.parametrize("shape", ["absolute", "dotdot", "upper", "short"])
+def test_a_key_that_is_not_one_is_refused_and_the_file_it_names_survives(tmp_path, shape):
+    victim = _victim(tmp_path)
+    cache = RunCache(tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    key = {
+        "absolute": str(victim.with_suffix("")),  # folder / key[:2] / "KEY.json" is the victim
+        "dotdot": "../schema",
+        "upper": "AB" * 32,
+        "short": "ab" * 31,
+    }[shape]
+    with pytest.raises(BadRunKey, match="64 lowercase hex"):
+        cache.get(key)
+    with pytest.raises(BadRunKey):
+        cache.put(key, load_run(RUN))
+    assert victim.read_text(encoding="utf-8") == '{"type": "string"}\n'
+
+
+def test_a_symlinked_entry_pointing_outside_is_neither_read_nor_deleted(tmp_path):
+    outside = tmp_path / "my-run.json"  # the user's own saved run, outside the cache
+    outside.write_bytes(RUN.read_bytes())
+    key = "ab" * 32
+    (tmp_path / "cache" / "ab").mkdir(parents=True)
+    (tmp_path / "cache" / "ab" / f"{key}.json").symlink_to(outside)
+    assert RunCache(tmp_path / "cache").get(key) is None
+    assert outside.read_bytes() == RUN.read_bytes()
+
+
+def test_a_symlinked_subfolder_pointing_outside_is_not_emptied(tmp_path):
+    key = "cd" * 32
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / f"{key}.json"
+    victim.write_text("not a run, the user's file\n", encoding="utf-8")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "cd").symlink_to(outside, target_is_directory=True)
+    assert RunCache(tmp_path / "cache").get(key) is None
+    assert victim.read_text(encoding="utf-8") == "not a run, the user's file\n"
+
+
+def test_a_result_file_with_a_hostile_run_key_is_refused_naming_file_and_field(tmp_path):
+    result = {"format": FORMAT, "samples": [{"run_key": "ab" * 32}, {"run_key": "/etc/x"}]}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(result), encoding="utf-8")
+    with pytest.raises(SuiteError) as found:
+        load_result(path)
+    assert str(path) in found.value.message
+    assert "$.samples[1].run_key" in found.value.message and "/etc/x" in found.value.message
+    result["samples"][1]["run_key"] = None  # a file from before results kept keys still loads
+    path.write_text(json.dumps(result), encoding="utf-8")
+    assert load_result(path)["samples"][0]["run_key"] == "ab" * 32
