@@ -54,7 +54,11 @@ def test_a_failing_run_validates_and_lists_its_failing_samples_and_thresholds(sc
     assert root.get("timestamp") == "2026-12-01T18:30:05" and root.get("hostname") == "ci-runner"
     cases = _testcases(xml)
     usd = cases["currency.cases/usd"].find("failure")
-    assert usd is not None and usd.get("message") == "1 of 2 samples failed"
+    assert usd is not None
+    assert (
+        usd.get("message")
+        == "1 of 2 samples failed: they count against validity 0.33 < 0.90 minimum"
+    )
     assert "sample 2 (seed 1): truncated at max_tokens" in usd.text
     validity = cases["currency.thresholds/min_validity"].find("failure")
     assert validity.get("message") == "validity 0.33 < 0.90 minimum"
@@ -63,7 +67,7 @@ def test_a_failing_run_validates_and_lists_its_failing_samples_and_thresholds(sc
 
 
 def test_a_stray_control_character_in_an_error_message_leaves_the_document_readable(schema):
-    xml = _document(Thresholds())
+    xml = _document(Thresholds(min_validity=0.9))
     schema.validate(xml)
     eur = _testcases(xml)["currency.cases/eur"].find("failure")
     assert "'a\\x01b' is too long" in eur.text
