@@ -24,7 +24,10 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
 - "thresholds": one {"key", "metric", "limit", "measured", "passed", "text"} per threshold set;
 - "problems": why the run is no test result (exit 2), in words;
 - "cases": one {"id", "n_samples", "n_valid", "validity_rate", "fields_ok", "fields_checked",
-  "passed", "failing_samples", "worst_sample"} per case, in suite order (sample indexes);
+  "passed", "failing_samples", "missed_samples", "worst_sample"} per case, in suite order
+  (sample indexes). A case fails, as its JUnit testcase does, only where its samples count
+  against a missed threshold (engine/suite/verdicts.py); "missed_samples" are those that
+  missed something (a field expectation, say) that fails nothing;
 - "samples": one per case × sample: "case", "index", "seed", "text", "json", "valid",
   "truncated", "finish_reason", "parse_error", "errors" [{"path", "message"}], "message",
   "fields" [{"path", "ok", "why"}], "failures" (why it fails its case), "run_key" (the run
@@ -45,6 +48,7 @@ from typing import Any
 
 from engine.suite.metrics import THRESHOLDS, CaseSummary, Check, Sample, Summary, Verdict
 from engine.suite.server_note import ServerNote
+from engine.suite.verdicts import case_verdict
 
 FORMAT = "maskscope-test-result"
 VERSION = 1
@@ -236,8 +240,8 @@ def _check_json(c: Check) -> dict[str, Any]:
     }
 
 
-def _case_json(c: CaseSummary) -> dict[str, Any]:
-    worst = c.worst
+def _case_json(c: CaseSummary, verdict: Verdict) -> dict[str, Any]:
+    worst, judged = c.worst, case_verdict(c, verdict)
     return {
         "id": c.case_id,
         "n_samples": len(c.samples),
@@ -245,8 +249,9 @@ def _case_json(c: CaseSummary) -> dict[str, Any]:
         "validity_rate": _rounded(c.validity_rate),
         "fields_ok": c.fields_ok,
         "fields_checked": c.fields_checked,
-        "passed": c.passed,
-        "failing_samples": [s.index for s in c.failing],
+        "passed": judged.passed,
+        "failing_samples": [s.index for s in judged.failing],
+        "missed_samples": [s.index for s in judged.missed],
         "worst_sample": worst.index if worst is not None else None,
     }
 
@@ -311,7 +316,7 @@ def summary_to_json(
         "metrics": _metrics_json(summary),
         "thresholds": [_check_json(c) for c in verdict.checks],
         "problems": list(verdict.problems),
-        "cases": [_case_json(c) for c in summary.cases],
+        "cases": [_case_json(c, verdict) for c in summary.cases],
         "samples": [sample_to_json(s) for s in summary.samples],
     }
     return result | ({"server": server} if server else {})
