@@ -44,6 +44,9 @@ class SavedRun:
     records: tuple[StepRecord, ...]
     result: RunResult
     provenance: Provenance | None = None  # None for runs saved before version 2
+    # The sha256 of the grammar the run was decoded under (engine/suite/cache.py
+    # grammar_digest); "" where it was not recorded (runs made outside a suite, older files).
+    grammar_sha256: str = ""
 
 
 def run_settings(run: SavedRun) -> GenerationSettings:
@@ -65,6 +68,8 @@ def run_to_json(run: SavedRun) -> dict[str, Any]:
         "steps": [r.to_json() for r in run.records],
         "result": result,
         "provenance": run.provenance.to_json() if run.provenance else None,
+        # Only where known, so a run saved from the window is the file it always was.
+        **({"grammar_sha256": run.grammar_sha256} if run.grammar_sha256 else {}),
     }
 
 
@@ -117,9 +122,13 @@ def run_from_json(data: Any, source: str = "run") -> SavedRun:
         result = _result(data["result"])
         made = data.get("provenance")
         provenance = Provenance.from_json(made) if made is not None else None
+        grammar = data.get("grammar_sha256", "")
+        if not isinstance(grammar, str):
+            raise TypeError(f"grammar_sha256 is {type(grammar).__name__}, not text")
         return SavedRun(
-            data["schema_text"], data["prompt"], data["model"], records, result, provenance
-        )
+            data["schema_text"], data["prompt"], data["model"], records, result, provenance,
+            grammar,
+        )  # fmt: skip
     except (KeyError, TypeError, ValueError) as exc:
         raise MaskscopeError(f"{source} is damaged: {type(exc).__name__}: {exc}") from None
 

@@ -83,7 +83,8 @@ def converter_gap(compiled: CompiledSchema) -> ConverterGap:
 
 
 def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
-    """What the bundle says of `run`, the suite's finished run on `model`."""
+    """What the bundle says of `run`, the suite's finished run on `model`; BundleError when
+    a sample of it was decoded under another grammar than the one compiled now."""
     settings = suite.settings()
     compiled = compile_schema(suite.schema_text, settings.compiler)
     # As `maskscope test` sums it: tokens/s over decoding times, the planned samples counted.
@@ -93,7 +94,9 @@ def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
         raise BundleError("the suite has no cases: there is nothing to export as tested")
     user_prompt = render_prompt(suite.prompt, suite.cases[0].vars)
     code = EXIT_ERROR if run.cancelled else exit_code(verdict)
-    return tested_with(model, suite, compiled, summary, verdict, user_prompt, code)
+    tested = tested_with(model, suite, compiled, summary, verdict, user_prompt, code)
+    check_samples_tested(run, tested)
+    return tested
 
 
 def tested_with(
@@ -141,6 +144,22 @@ def export_suite(
         return Exported(run, None, {})
     tested = tested_of(model, suite, run)
     return Exported(run, tested, write_bundle(out, tested))
+
+
+def check_samples_tested(run: SuiteRun, tested: Tested) -> None:
+    """BundleError unless every sample was decoded under the grammar the bundle ships: the
+    bundle's results must be that grammar's, not an older one's read from a cache."""
+    shipped = sha256_text(tested.grammar_text)
+    # A run made of samples alone (no saved runs, as some callers build one) has nothing
+    # that says which grammar made it, and nothing to check.
+    for sample, saved in zip(run.samples, run.runs, strict=False):
+        if saved.grammar_sha256 != shipped:
+            made = saved.grammar_sha256 or "an unrecorded grammar"
+            raise BundleError(
+                f"case {sample.case_id!r}, sample {sample.index + 1} was decoded under "
+                f"grammar {made[:12]}, not the grammar this bundle ships ({shipped[:12]}): "
+                "run the export again with --no-cache"
+            )
 
 
 def bundle_files(tested: Tested) -> dict[str, str]:

@@ -24,7 +24,7 @@ from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.provenance import model_digest, provenance_of
 from engine.runs.saved import SavedRun
 from engine.settings import GenerationSettings
-from engine.suite.cache import RunCache, sample_key
+from engine.suite.cache import RunCache, grammar_digest, made_by, sample_key
 from engine.suite.format import Case, Suite
 from engine.suite.metrics import Sample, sample_from_run
 from engine.suite.template import render_prompt
@@ -140,6 +140,7 @@ class _Runner:
     ) -> None:
         self.model, self.suite, self.compiled, self.cache = model, suite, compiled, cache
         self.model_sha = model_digest(model.info.path)[1]
+        self.grammar_sha = grammar_digest(compiled)
         self.start = time.perf_counter()
         self.samples: list[Sample] = []
         self.runs: list[SavedRun] = []
@@ -170,10 +171,15 @@ class _Runner:
         return True
 
     def _key(self, plan: _Planned) -> str:
-        return sample_key(self.model_sha, self.suite.schema_text, plan.prompt, plan.settings)
+        return sample_key(
+            self.model_sha, self.suite.schema_text, plan.prompt, plan.settings,
+            self.grammar_sha, made_by(),
+        )  # fmt: skip
 
     def _cached(self, key: str) -> SavedRun | None:
         run = self.cache.get(key) if self.cache is not None else None
+        if run is not None and run.grammar_sha256 != self.grammar_sha:
+            run = None  # made under another grammar, whatever its key says: decode again
         self.cached += run is not None
         return run
 
@@ -196,7 +202,10 @@ class _Runner:
     ) -> SavedRun:
         m = self.model
         made = provenance_of(m.info.path, plan.settings, m.n_vocab)
-        return SavedRun(self.suite.schema_text, plan.prompt, m.info.name, records, result, made)
+        return SavedRun(
+            self.suite.schema_text, plan.prompt, m.info.name, records, result, made,
+            self.grammar_sha,
+        )  # fmt: skip
 
     def _add(
         self,

@@ -11,26 +11,38 @@ import pytest
 from engine.errors import SuiteError
 from engine.runs.saved import load_run
 from engine.settings import GenerationSettings
-from engine.suite.cache import BadRunKey, RunCache, sample_key
+from engine.suite.cache import BadRunKey, RunCache, made_by, sample_key
 from engine.suite.compare import load_result
 from engine.suite.summary import FORMAT
 
 RUN = Path(__file__).parent.parent / "data" / "runs" / "currency-v2.json"
 
 
+MADE_BY = {"maskscope": "1.0", "llama_cpp_python": "0.3.16", "llguidance": "1.0",
+           "llama_cpp_build": "b1"}  # fmt: skip
+
+
 def test_every_input_that_decides_the_tokens_is_in_the_key():
-    base = ("a" * 64, '{"type": "string"}', "Say hi.", GenerationSettings(seed=1))
+    settings = GenerationSettings(seed=1)
+    base = ("a" * 64, '{"type": "string"}', "Say hi.", settings, "c" * 64, MADE_BY)
     key = sample_key(*base)
     assert key == sample_key(*base)
     changed = [
         ("b" * 64, *base[1:]),
         (base[0], '{"type": "integer"}', *base[2:]),
-        (base[0], base[1], "Say hello.", base[3]),
-        (*base[:3], dataclasses.replace(base[3], seed=2)),
-        (*base[:3], dataclasses.replace(base[3], compiler="llamacpp")),
-        (*base[:3], dataclasses.replace(base[3], temperature=0.0)),
+        (*base[:2], "Say hello.", *base[3:]),
+        (*base[:3], dataclasses.replace(settings, seed=2), *base[4:]),
+        (*base[:3], dataclasses.replace(settings, compiler="llamacpp"), *base[4:]),
+        (*base[:3], dataclasses.replace(settings, backend="llamacpp"), *base[4:]),
+        (*base[:3], dataclasses.replace(settings, temperature=0.0), *base[4:]),
+        (*base[:4], "d" * 64, MADE_BY),  # the compiled grammar
+        *((*base[:5], {**MADE_BY, name: "other"}) for name in MADE_BY),  # each version
     ]
     assert len({key, *(sample_key(*c) for c in changed)}) == 1 + len(changed)
+
+
+def test_made_by_names_every_version_and_the_build():
+    assert set(made_by()) == set(MADE_BY)
 
 
 def test_a_run_comes_back_and_a_damaged_entry_is_dropped(tmp_path):
