@@ -185,10 +185,18 @@ class TimelineText(QPlainTextEdit):
                 painter.drawRoundedRect(rect.adjusted(-1, 0, 1, 0), 3, 3)
 
     def _visible_records(self) -> tuple[int, int]:
+        """The records on screen, from one before the first to the last, which is always a
+        record this text holds."""
         viewport = self.viewport().rect()
         first = self.cursorForPosition(viewport.topLeft()).position()
         last = self.cursorForPosition(viewport.bottomRight()).position()
-        return bisect_right(self.ends, first) - 1, bisect_right(self.ends, last)
+        # At the text's end, bisect_right answers len(records): the step whose token has not
+        # arrived yet. The chart shows the newest step before the output's next flush
+        # (FLUSH_MS) appends its token, so that step may be selected here already, and
+        # outlining it raised IndexError in paintEvent, which killed the window (SIGSEGV in
+        # PySide's handling of an exception from a paint override, issue 22 §3).
+        last_record = min(bisect_right(self.ends, last), len(self.ends) - 1)
+        return bisect_right(self.ends, first) - 1, last_record
 
     def span_rects(self, start: int, end: int) -> list[QRectF]:
         """The boxes, one per line, that the positions [start, end) cover on screen; a
