@@ -23,6 +23,7 @@ repeat_penalty 1.1). Sample i of a case sends seed = the suite's seed + i, as lo
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -131,20 +132,35 @@ def refuses_format(refusal: HttpRefusal) -> bool:
 
 def read_answer(mode: str, data: Any) -> Answer:
     """The output, the server's finish reason, its token count and logprobs, from a reply;
-    SuiteError for a reply that is no completion at all."""
+    SuiteError for a reply that is no completion at all, or one with a field of the wrong
+    type (named, as `$.usage`)."""
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"] if mode == RESPONSE_FORMAT else choice["text"]
     except (KeyError, IndexError, TypeError):
         raise SuiteError(f"the server's reply is no completion: {str(data)[:200]}") from None
-    usage = data.get("usage") or {}
+    field = "$.choices[0].message.content" if mode == RESPONSE_FORMAT else "$.choices[0].text"
+    _typed(text, str | None, field, "text")
+    _typed(choice, dict, "$.choices[0]", "an object")
+    _typed(choice.get("finish_reason"), str | None, "$.choices[0].finish_reason", "text")
+    usage = _typed(data.get("usage"), dict | None, "$.usage", "an object") or {}
+    used = usage.get("completion_tokens")
+    if used is not None and (isinstance(used, bool) or not isinstance(used, int) or used < 0):
+        _wrong("$.usage.completion_tokens", "a count", used)
     tokens, logprobs = _logprobs(choice.get("logprobs"))
-    return Answer(
-        text or "",
-        str(choice.get("finish_reason") or ""),
-        usage.get("completion_tokens"),
-        tokens,
-        logprobs,
+    return Answer(text or "", str(choice.get("finish_reason") or ""), used, tokens, logprobs)
+
+
+def _typed(value: Any, kind: Any, field: str, what: str) -> Any:
+    """`value` when it is of `kind`; a SuiteError naming the field otherwise."""
+    if not isinstance(value, kind):
+        _wrong(field, what, value)
+    return value
+
+
+def _wrong(field: str, what: str, value: Any) -> None:
+    raise SuiteError(
+        f"the server's reply has {field} = {json.dumps(value, default=str)[:80]}: not {what}"
     )
 
 
@@ -153,11 +169,14 @@ def _logprobs(found: Any) -> tuple[tuple[str, ...], tuple[float, ...]]:
     {"tokens", "token_logprobs"}, chat gives {"content": [{"token", "logprob"}]}."""
     if not isinstance(found, dict):
         return (), ()
+    where = "$.choices[0].logprobs"
     if isinstance(found.get("content"), list):
+        for i, t in enumerate(found["content"]):
+            _typed(t, dict, f"{where}.content[{i}]", "an object")
         pairs = [(str(t.get("token", "")), t.get("logprob")) for t in found["content"]]
     else:
-        pairs = list(
-            zip(found.get("tokens") or (), found.get("token_logprobs") or (), strict=False)
-        )
-    pairs = [(t, float(lp)) for t, lp in pairs if isinstance(lp, int | float)]
+        tokens = _typed(found.get("tokens") or [], list, f"{where}.tokens", "a list")
+        lps = _typed(found.get("token_logprobs") or [], list, f"{where}.token_logprobs", "a list")
+        pairs = list(zip(tokens, lps, strict=False))
+    pairs = [(str(t), float(lp)) for t, lp in pairs if isinstance(lp, int | float)]
     return tuple(t for t, _ in pairs), tuple(lp for _, lp in pairs)

@@ -15,6 +15,9 @@ class ServerNote:
     # Why the output shows the server ignored the schema or grammar; empty when it did not.
     failed_open: str = ""
     finish_reason: str = ""  # the server's own word: "stop", "length"
+    # Times the request was sent again after its connection was refused (never after it may
+    # have reached the server); 0 when the first try answered.
+    retries: int = 0
 
     @property
     def mean_logprob(self) -> float | None:

@@ -102,6 +102,7 @@ class _Reply:
     answer: Answer | None
     wall_ms: float
     error: BaseException | None = None
+    retries: int = 0  # requests resent after a refused connection (nothing had been sent)
 
 
 def server_model(client: ServerClient) -> str:
@@ -250,12 +251,14 @@ class _ServerRunner:
 
     def _ask(self, plan: _Planned) -> _Reply:
         try:
-            answer, wall_ms = self._request(plan)
-            return _Reply(plan, answer, wall_ms)
+            answer, wall_ms, retries = self._request(plan)
+            return _Reply(plan, answer, wall_ms, retries=retries)
         except Exception as exc:  # carried to the main thread, which decides
             return _Reply(plan, None, 0.0, exc)
 
-    def _request(self, plan: _Planned) -> tuple[Answer, float]:
+    def _request(self, plan: _Planned) -> tuple[Answer, float, int]:
+        """The answer, the wall time of the request that answered, and the retries it took
+        (the client resends a POST only when its connection was refused)."""
         form = self.form
         try:
             reply = self.client.post(*self._body(plan, form))
@@ -273,7 +276,7 @@ class _ServerRunner:
                 if refuses_format(second):
                     raise self._refused(refusal, second) from None
                 raise
-        return read_answer(self.options.mode, reply.data), reply.wall_ms
+        return read_answer(self.options.mode, reply.data), reply.wall_ms, reply.retries
 
     def _body(self, plan: _Planned, form: str) -> tuple[str, dict]:
         return request_for(
@@ -343,7 +346,10 @@ class _ServerRunner:
             settings=reply.plan.settings,
         )  # fmt: skip
         where, failed_open = self.checker.verdict(result)
-        note = ServerNote(answer.tokens, answer.logprobs, where, failed_open, answer.finish_reason)
+        note = ServerNote(
+            answer.tokens, answer.logprobs, where, failed_open, answer.finish_reason,
+            reply.retries,
+        )  # fmt: skip
         return result, note, pieces
 
 

@@ -39,7 +39,8 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
   whitespace_steps, longest_whitespace_run, longest_repeat, repeated_piece, runaway,
   runaway_reason, mean_logprob, min_logprob; a sample made on a server also has "server":
   {"failed_open" (why its output ignores the schema; empty when it does not), "grammar" (the
-  tested grammar on the output), "finish_reason" (the server's), "tokens", "logprobs"}.
+  tested grammar on the output), "finish_reason" (the server's), "retries" (times the request
+  was resent after a refused connection), "tokens", "logprobs"}.
 """
 
 from __future__ import annotations
@@ -298,6 +299,7 @@ def _server_json(note: ServerNote) -> dict[str, Any]:
         "failed_open": note.failed_open,
         "grammar": note.grammar,
         "finish_reason": note.finish_reason,
+        "retries": note.retries,
         "tokens": list(note.tokens),
         "logprobs": [round(lp, 6) for lp in note.logprobs],
     }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.server
 import json
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,9 +38,12 @@ Handler = Callable[[http.server.BaseHTTPRequestHandler, int], None]
 
 
 @contextmanager
-def fake_server(handle: Handler) -> Iterator[tuple[str, list[str]]]:
+def fake_server(
+    handle: Handler, tls: ssl.SSLContext | None = None
+) -> Iterator[tuple[str, list[str]]]:
     """A server on 127.0.0.1 whose every request goes to handle(request, n), n counting from
-    0; yields its URL and the paths it was asked for."""
+    0; yields its URL (http://, speaking TLS when `tls` is given) and the paths it was asked
+    for."""
     seen: list[str] = []
 
     class _Handler(http.server.BaseHTTPRequestHandler):
@@ -55,6 +59,8 @@ def fake_server(handle: Handler) -> Iterator[tuple[str, list[str]]]:
             pass
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    if tls is not None:
+        httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -77,7 +83,10 @@ def _no_wait(_: float) -> None:
     pass
 
 
-def test_a_dropped_connection_is_retried_until_the_server_answers():
+def test_a_dropped_connection_is_retried_until_the_server_answers_a_get():
+    """A GET is safe to repeat; a POST that may have reached the server is not
+    (tests/engine/test_suite_server_limits.py)."""
+
     def handle(request, n):
         if n < 2:  # close without a reply: what a server restarting does
             request.close_connection = True
@@ -87,8 +96,8 @@ def test_a_dropped_connection_is_retried_until_the_server_answers():
 
     waits: list[float] = []
     with fake_server(handle) as (url, seen):
-        reply = ServerClient(url, sleep=waits.append).post("/v1/completions", {})
-    assert reply.data == {"ok": 2} and len(seen) == 3
+        reply = ServerClient(url, sleep=waits.append).get("/v1/models")
+    assert reply.data == {"ok": 2} and len(seen) == 3 and reply.retries == 2
     assert waits == [0.5, 1.0]  # backoff doubles
 
 
