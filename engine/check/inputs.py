@@ -20,6 +20,9 @@ class Instance:
     data: Any
     valid: bool | None  # what the file says; None when it says nothing (jsonschema judges)
     description: str = ""
+    # The output as raw text that is not JSON (a suite's `text` instance, such as an object cut
+    # off at max_tokens): fed exactly as written, and invalid, since no schema accepts it.
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.check.feed import Fed, feed_text
-from engine.check.inputs import Case
+from engine.check.inputs import Case, Instance
 from engine.check.pool import CRASHED, HUNG
 from engine.check.verdict import Verdict, explanation, schema_errors
 from engine.check.write import Arrange, document_order, llamacpp_order, properties_order, write
@@ -152,6 +152,8 @@ def _verdict(
     arrange: Arrange,
 ) -> Verdict:
     instance = case.instances[index]
+    if instance.text is not None:
+        return _raw_verdict(model, backend, instance, index)
     texts = _written(case.schema, instance.data, arrange)
     fed = _feed(model, backend, texts[0])
     if not fed.accepted and len(texts) > 1:
@@ -177,6 +179,24 @@ def _verdict(
         label=instance.valid,
         explained_by=gaps,
         errors=tuple(e.message for e in errors),
+    )
+
+
+def _raw_verdict(model: Model, backend: MaskBackend, instance: Instance, index: int) -> Verdict:
+    """A text that is not JSON is invalid against any schema: the grammar must refuse it, and
+    no unenforced keyword can explain that it did not."""
+    fed = _feed(model, backend, instance.text or "")
+    return Verdict(
+        index=index,
+        description=instance.description,
+        text=instance.text or "",
+        valid=False,
+        accepted=fed.accepted,
+        where=fed.where,
+        at=fed.rejected_at,
+        label=instance.valid,
+        explained_by=(),
+        errors=("not JSON: the text is given raw",),
     )
 
 
@@ -211,7 +231,7 @@ def _unjudged(case: Case) -> tuple[Verdict, ...]:
     out = []
     for i, instance in enumerate(case.instances):
         try:
-            valid = not validation_issues(instance.data, case.schema)
+            valid = instance.text is None and not validation_issues(instance.data, case.schema)
         except Exception:  # jsonschema cannot read it: as the file says
             valid = bool(instance.valid)
         out.append(Verdict(i, instance.description, "", valid, False, "no grammar", instance.valid))

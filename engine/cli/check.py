@@ -142,14 +142,7 @@ def _cases(path: str, instances: str | None) -> tuple[list[Case], Pair | None]:
     from engine.suite.load import load_suite
 
     suite = load_suite(path)
-    case, unparsed = check_case(suite)
-    if unparsed:
-        print(
-            f"maskscope check: {path}: {len(unparsed)} instance(s) given as text that is not "
-            "JSON are left out (check writes each instance from its JSON value)",
-            file=sys.stderr,
-        )
-    return [case], (suite.compiler, suite.backend)
+    return [check_case(suite)], (suite.compiler, suite.backend)
 
 
 def _results(

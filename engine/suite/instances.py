@@ -9,21 +9,21 @@ from engine.check.inputs import Instance as CheckInstance
 from engine.suite.format import Instance, Suite
 
 
-def check_case(suite: Suite) -> tuple[CheckCase, tuple[Instance, ...]]:
-    """The suite's schema with its instances for engine/check, and the raw-text instances
-    that are not JSON: check writes each instance out from its data (in each compiler's key
-    order), so text that does not parse cannot go through it and is fed on its own."""
-    checked: list[CheckInstance] = []
-    unparsed: list[Instance] = []
-    for instance in suite.instances:
-        if instance.text is None:
-            checked.append(CheckInstance(instance.data, instance.valid, instance.description))
-            continue
-        try:
-            data = json.loads(instance.text)
-        except json.JSONDecodeError:
-            unparsed.append(instance)
-            continue
-        checked.append(CheckInstance(data, instance.valid, instance.description))
+def check_case(suite: Suite) -> CheckCase:
+    """The suite's schema with every one of its instances for engine/check. Check writes a
+    JSON instance out from its data (in each compiler's key order); a raw text that is not
+    JSON (an object cut off at max_tokens) is fed exactly as written, as a known-bad
+    instance the grammar must refuse (the loader refuses one marked known-good)."""
+    checked = tuple(_check_instance(instance) for instance in suite.instances)
     file = suite.path or f"{suite.name}.suite.json"
-    return CheckCase(file, None, suite.schema, tuple(checked)), tuple(unparsed)
+    return CheckCase(file, None, suite.schema, checked)
+
+
+def _check_instance(instance: Instance) -> CheckInstance:
+    if instance.text is None:
+        return CheckInstance(instance.data, instance.valid, instance.description)
+    try:
+        data = json.loads(instance.text)
+    except (json.JSONDecodeError, RecursionError):
+        return CheckInstance(None, instance.valid, instance.description, text=instance.text)
+    return CheckInstance(data, instance.valid, instance.description)

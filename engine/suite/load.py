@@ -115,6 +115,16 @@ def suite_to_json(suite: Suite) -> dict[str, Any]:
     return out
 
 
+def _is_json(text: str) -> bool:
+    if too_deep(text) is not None:
+        return True  # JSON too deep to read: not the question asked here
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def suite_warnings(suite: Suite) -> list[str]:
     """What is allowed but probably a mistake: variables that no placeholder uses."""
     found = []
@@ -333,10 +343,16 @@ class _Reader:
         valid = data["valid"]
         if not isinstance(valid, bool):
             raise self.fail(f"{where}.valid", "valid is true or false")
+        text = self.optional(data, "text", str, f"{where}.text")
+        if valid and text is not None and not _is_json(text):
+            raise self.fail(
+                f"{where}.text",
+                "a text that is not JSON is never valid: mark it known-bad (valid: false)",
+            )
         return Instance(
             valid=valid,
             data=data.get("data"),
-            text=self.optional(data, "text", str, f"{where}.text"),
+            text=text,
             description=self.optional(data, "description", str, f"{where}.description") or "",
         )
 

@@ -97,5 +97,6 @@ def test_a_suites_known_instances_are_checked_against_its_grammar(capsys, tmp_pa
     path.write_text(json.dumps(suite), encoding="utf-8")
     assert main(["check", str(path)]) == 0
     captured = capsys.readouterr()
-    assert "1/1 valid accepted, 2/2 invalid rejected" in captured.out
-    assert "1 instance(s) given as text that is not JSON are left out" in captured.err
+    # the raw text that is not JSON is checked as written, not left out (issue 22)
+    assert "1/1 valid accepted, 3/3 invalid rejected" in captured.out
+    assert captured.err == ""
