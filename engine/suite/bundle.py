@@ -21,7 +21,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
+import secrets
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,17 +255,50 @@ def write_bundle(out: Path, tested: Tested) -> dict[str, str]:
         "files": hashes,
     }
     files[HASHES] = json.dumps(manifest, indent=2) + "\n"
-    _clear_previous(out)
-    for path, text in files.items():
-        _write(out / path, text)
+    previous_bundle(out)  # again: the folder may have changed during the run
+    temp = _beside(out, "partial")
+    try:
+        for path, text in files.items():
+            _write(temp / path, text)
+        _swap_in(temp, out)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)  # ours: made just above
+        raise
     return {**hashes, HASHES: sha256_text(files[HASHES])}
 
 
+def _beside(out: Path, what: str) -> Path:
+    """A new name beside `out`, on the same file system, so that a rename is atomic."""
+    return out.with_name(f".{out.name}.{secrets.token_hex(4)}.{what}")
+
+
+def _swap_in(temp: Path, out: Path) -> None:
+    """Put the finished bundle in `temp` where `out` is, in whole: the old bundle (or empty
+    folder) is moved aside, the new one renamed in, and the old one removed only then. A
+    failure leaves the old bundle where it was."""
+    try:
+        if not out.exists() and not out.is_symlink():
+            os.rename(temp, out)
+            return
+        aside = _beside(out, "old")
+        os.rename(out, aside)
+        try:
+            os.rename(temp, out)
+        except OSError:
+            os.rename(aside, out)
+            raise
+    except OSError as exc:
+        raise BundleError(f"cannot replace {out}: {exc.strerror or exc}") from None
+    # Only files the old manifest listed are in it (previous_bundle refuses anything else).
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def previous_bundle(out: Path) -> list[Path]:
-    """The files of an earlier bundle in `out`, which a new one replaces: those its
-    hashes.json lists, and hashes.json. A missing or empty folder has none. Any other folder
-    is refused (BundleError): it is not ours to fill, and a file left there unlisted would
-    pass for part of the bundle."""
+    """The files of an earlier bundle in `out`, which a new one replaces in whole: those its
+    hashes.json lists, and hashes.json. A missing or empty folder has none. Any other folder,
+    and a bundle folder holding anything its hashes.json does not list, is refused
+    (BundleError): it is not ours to replace, and a file left there unlisted would pass for
+    part of the bundle."""
     if not out.exists():
         return []
     if not out.is_dir():
@@ -279,15 +315,22 @@ def previous_bundle(out: Path) -> list[Path]:
         raise BundleError(f"{manifest} is damaged: remove the old bundle first") from None
     root = out.resolve()
     found = [(out / name).resolve() for name in names if isinstance(name, str)]
+    _refuse_unlisted(out, {name for name in names if isinstance(name, str)})
     return [path for path in found if path.is_relative_to(root) and path.is_file()]
 
 
-def _clear_previous(out: Path) -> None:
-    for path in previous_bundle(out):
-        try:
-            path.unlink()
-        except OSError as exc:
-            raise BundleError(f"cannot replace {path}: {exc.strerror or exc}") from None
+def _refuse_unlisted(out: Path, listed: set[str]) -> None:
+    """BundleError when `out` holds a file or link its old bundle does not list: the new
+    bundle replaces the folder in whole, and that file is the user's."""
+    for folder, dirs, names in os.walk(out):  # links to folders are listed, not followed
+        here = Path(folder)
+        for name in names + [d for d in dirs if (here / d).is_symlink()]:
+            relative = (here / name).relative_to(out).as_posix()
+            if relative not in listed:
+                raise BundleError(
+                    f"{out} holds {relative}, which its old bundle does not list: move it "
+                    "out, or choose a new folder"
+                )
 
 
 def _write(path: Path, text: str) -> None:
