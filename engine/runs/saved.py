@@ -6,6 +6,7 @@ report does not depend on the machine that produced it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -84,17 +85,38 @@ def save_run(path: str | Path, run: SavedRun) -> None:
 def write_atomically(path: Path, text: str | bytes) -> None:
     """Write into a new file beside `path`, then rename it over `path`: a save that fails
     halfway (a full disk, a crash) leaves the old file whole. Text is written as UTF-8,
-    bytes (an image) as they are."""
+    bytes (an image) as they are.
+
+    The file is flushed to the disk before the rename, and the folder after it: without
+    that, a power cut soon after a save can leave the new name pointing at an empty file
+    (the rename reaches the disk before the data does, on ext4 and others)."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         # os.open's mode goes through the umask, as a plain open's would.
         with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    sync_folder(path.parent)
+
+
+def sync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to the disk, where the OS allows: Windows
+    cannot open a folder for it, and some file systems refuse; the file itself is synced."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def load_run(path: str | Path) -> SavedRun:
