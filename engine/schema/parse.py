@@ -59,6 +59,10 @@ def parse_json_text(text: str) -> Any:
 def validator_class(schema: Any) -> type:
     """The validator for the schema's own `$schema`, Draft 2020-12 when it names none."""
     if isinstance(schema, dict) and "$schema" in schema:
+        if not isinstance(schema["$schema"], str):  # jsonschema's lookup raises on one
+            raise SchemaInvalidError(
+                "$schema must be a string (a meta-schema's URI)", "$['$schema']"
+            )
         return validator_for(schema, default=Draft202012Validator)
     return Draft202012Validator
 
