@@ -36,6 +36,8 @@ _tokenizer_lock = threading.Lock()
 # deep enough to overflow gbnf_to_lark's recursive parser at Python's default limits.
 _DEEP_STACK_BYTES = 512 * 1024 * 1024
 _DEEP_RECURSION = 200_000
+# Held around the process-wide changes gbnf_to_lark makes (see there).
+_DEEP_LOCK = threading.Lock()
 
 
 def tokenizer_for(
@@ -92,7 +94,17 @@ def _marked(piece: bytes, attr: int) -> bytes:
 
 
 def gbnf_to_lark(gbnf: str) -> str:
-    """llguidance's GBNF->Lark translation, run with a stack deep enough for long repeats."""
+    """llguidance's GBNF->Lark translation, run with a stack deep enough for long repeats.
+
+    The recursion limit and the new threads' stack size are process-wide: two translations
+    at once (the judge's thread and a run's) each saved the other's raised limit as the one
+    to restore, so one could lower it under the other or leave it raised for good. One
+    translation at a time sets, runs and restores them."""
+    with _DEEP_LOCK:
+        return _translate(gbnf)
+
+
+def _translate(gbnf: str) -> str:
     result: dict[str, object] = {}
 
     def work() -> None:
