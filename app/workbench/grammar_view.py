@@ -76,7 +76,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 class Utf16:
     """Qt counts text positions in UTF-16 units, Python in code points: they part after
-    each character past U+FFFF (the grammar's `ws-break` class holds U+10FFFF)."""
+    each character past U+FFFF (the grammar's `json-char` class holds U+10FFFF)."""
 
     def __init__(self, text: str) -> None:
         self._astral = [m.start() for m in _ASTRAL.finditer(text)]

@@ -13,6 +13,7 @@ import numpy as np
 from engine.errors import GrammarError
 from engine.grammar.judge import judge_gbnf
 from engine.grammar.parser_check import ROOT
+from engine.masking.utf8 import Utf8Guard, table_for
 from engine.model import native_log
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class LlamaCppBackend:
         self._known_current = False
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp-mask")
         self._pending: Future[None] | None = None
+        # llama.cpp's check lets overlong UTF-8 through (engine/masking/utf8.py).
+        self._utf8 = Utf8Guard(table_for(model))
 
     def prepare(self, likely: np.ndarray | None = None) -> None:
         """Check `likely` tokens (last step's probable head) while the forward pass runs.
@@ -82,6 +85,9 @@ class LlamaCppBackend:
             self._known_current = True
 
     def check(self, token_ids: np.ndarray) -> np.ndarray:
+        return self._llama_check(token_ids) & self._utf8.allowed(token_ids)
+
+    def _llama_check(self, token_ids: np.ndarray) -> np.ndarray:
         self._settle()
         if not self._known_current:
             return self._check_now(token_ids)
@@ -134,11 +140,13 @@ class LlamaCppBackend:
         self._settle()
         self._known_current = False
         llama_cpp.llama_sampler_accept(self._sampler, token)
+        self._utf8.accept(token)
 
     def reset(self) -> None:
         self._settle()
         self._known_current = False
         llama_cpp.llama_sampler_reset(self._sampler)
+        self._utf8.reset()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

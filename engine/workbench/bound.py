@@ -267,6 +267,7 @@ class _Bound:
         self.tokenize = tokenize
         self.info: dict[str, _Info] = {}
         self._counts: dict[str, int] = {}
+        self.dead = _dead_rules(rules)
 
     def rule_cost(self, root: str) -> float:
         # An explicit stack: a long object is a chain of thousands of rules.
@@ -284,7 +285,7 @@ class _Bound:
                 continue
             in_progress.add(name)
             stack.append((name, True))
-            for ref in _refs(self.rules.get(name)):
+            for ref in _refs(self.rules.get(name), self.dead):
                 if ref in in_progress:  # recursion: infinitely many outputs
                     self.info[ref] = _Info(True, False, None, INF)
                 elif ref not in self.info:
@@ -400,30 +401,42 @@ def _is_backslash(node: Node) -> bool:
     return node[0] == "cls" and node[1].ranges == ((92, 92),)
 
 
-def _refs(node: Node | None) -> list[str]:
+def _dead_rules(rules: dict[str, Node]) -> frozenset[str]:
+    """The rules that match nothing (`ws-never`), found by their classes and each other."""
+    dead: frozenset[str] = frozenset()
+    while True:
+        found = frozenset(name for name, body in rules.items() if _dead(body, dead))
+        if found == dead:
+            return dead
+        dead = found
+
+
+def _refs(node: Node | None, dead: frozenset[str]) -> list[str]:
     """The rules a node names, leaving out branches that can match nothing whatever those
-    rules are (`"" | [^\\x00-\\U0010FFFF] ws-break` does not recurse)."""
-    if node is None or _dead(node):
+    rules are (`"" | ws-never ws-break` does not recurse)."""
+    if node is None or _dead(node, dead):
         return []
     kind = node[0]
     if kind == "ref":
         return [node[1]]
     if kind in ("seq", "alt"):
-        return [r for n in node[1] for r in _refs(n)]
+        return [r for n in node[1] for r in _refs(n, dead)]
     if kind == "rep":
-        return _refs(node[1])
+        return _refs(node[1], dead)
     return []
 
 
-def _dead(node: Node) -> bool:
-    """Matches nothing, as its character classes alone show."""
+def _dead(node: Node, dead: frozenset[str]) -> bool:
+    """Matches nothing, as its character classes and the `dead` rules show."""
     kind = node[0]
     if kind == "cls":
         return node[1].empty
+    if kind == "ref":
+        return node[1] in dead
     if kind == "seq":
-        return any(_dead(n) for n in node[1])
+        return any(_dead(n, dead) for n in node[1])
     if kind == "alt":
-        return all(_dead(n) for n in node[1])
+        return all(_dead(n, dead) for n in node[1])
     if kind == "rep":
-        return node[2] > 0 and _dead(node[1])
+        return node[2] > 0 and _dead(node[1], dead)
     return False

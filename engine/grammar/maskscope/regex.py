@@ -688,28 +688,23 @@ def _emit_chars(rules: Rules, ranges: Ranges) -> str:
     special = [c for lo, hi in _intersect(ranges, _ESCAPED) for c in range(lo, hi + 1)]
     options = []
     if raw:
-        options.append(_class(raw))
+        # Positive even where the negated class is shorter: llama.cpp lets a negated class
+        # take byte sequences past U+10FFFF, which are not UTF-8 (rules.char_class).
+        options.append(_class_text(raw))
     if special:
         options.append(_trie({_escaped(c) for c in special}))
     body = alternatives(options)
     return rules.add("pattern-char", body) if len(body) > 40 else body
 
 
-def _class(raw: Ranges) -> str:
-    """A positive class, or the negated one when that is shorter."""
-    positive = _class_text(raw)
-    negated = _class_text(_normalize([*_complement(raw), *_ESCAPED]), negate=True)
-    return negated if len(negated) < len(positive) else positive
-
-
-def _class_text(ranges: Ranges, negate: bool = False) -> str:
+def _class_text(ranges: Ranges) -> str:
     """`[...]` as both llama.cpp and llguidance read it: `-` and `^` as hex escapes, since
     neither takes `\\-` or `\\^`."""
     parts = []
     for lo, hi in ranges:
         a, b = _class_char(lo), _class_char(hi)
         parts.append(a if lo == hi else f"{a}-{b}")
-    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+    return "[" + "".join(parts) + "]"
 
 
 def _class_char(code: int) -> str:

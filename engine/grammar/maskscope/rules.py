@@ -18,6 +18,13 @@ NUMBER_DIGITS = 20
 # A run of digits after the first: an integer part's, or a fraction's.
 MORE_DIGITS = f"[0-9]{{0,{NUMBER_DIGITS - 1}}}"
 
+# The largest code point, and the surrogates that UTF-8 text never holds.
+MAX_CODE = 0x10FFFF
+SURROGATES = (0xD800, 0xDFFF)
+# A character a JSON string holds as itself: anything but `"`, `\` and controls. Written
+# as char_class writes it (tests/engine/grammar/test_utf8_soundness.py holds them equal).
+_JSON_PLAIN = "[ -!#-\\[\\]-\ud7ff\ue000-\U0010ffff]"
+
 # The JSON building blocks every grammar may use; added on first use.
 PRIMITIVES: dict[str, str] = {
     # Bounded, so that a model cannot spend a whole run on whitespace.
@@ -25,11 +32,18 @@ PRIMITIVES: dict[str, str] = {
     # Matches only the empty text. llguidance's gbnf_to_lark turns every rule without
     # recursion into one greedy lexeme, and its lexer cannot back out of a long lexeme
     # (`, "b": 1`) once the text leaves it for a shorter one (`,` then `"a"`): valid
-    # objects were refused. This rule recurses through a class no character is in, so
-    # every rule that names `ws` stays a parser rule, with punctuation, keys and values
-    # as small lexemes.
-    "ws-break": '"" | [^\\x00-\U0010ffff] ws-break',
-    "json-char": '[^"\\\\\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
+    # objects were refused. This rule recurses, so every rule that names `ws` stays a
+    # parser rule, with punctuation, keys and values as small lexemes.
+    "ws-break": '"" | ws-never ws-break',
+    # Matches nothing on either engine. llama.cpp never matches code point 0 (it ends
+    # every decoded token), so it stops at the first class; llguidance reads the pair as
+    # one lexeme, NUL then a class with no character in it. That empty class alone does
+    # not do: llama.cpp decodes bytes 0xF5-0xFF as code points past U+10FFFF, which a
+    # negated class lets through, so lone byte tokens passed as whitespace.
+    "ws-never": '[\\x00] [^\\x00-\U0010ffff]',
+    # Positive, as every class Maskscope writes (char_class): a negated class on llama.cpp
+    # also takes the byte sequences past U+10FFFF that no UTF-8 text holds.
+    "json-char": f'{_JSON_PLAIN} | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{{4}} )',
     "json-string": '"\\"" json-char* "\\""',
     "json-int": f'"-"? ( "0" | [1-9] {MORE_DIGITS} )',
     # No exponent: `maskscope check` writes numbers positionally, and so should a model.
@@ -144,12 +158,46 @@ def literal(text: str) -> str:
 
 
 def char_class(ranges: Iterable[tuple[int, int]], negate: bool = False) -> str:
-    """A GBNF character class over code point ranges, both ends included."""
+    """A GBNF character class over code point ranges, both ends included; `negate` takes
+    every other character.
+
+    Always written positive and without surrogates: llama.cpp decodes any byte sequence,
+    including the overlong, surrogate and past-U+10FFFF ones that are not UTF-8, and a
+    negated class lets the last two through."""
+    ranges = sorted(ranges)
+    if negate:
+        ranges = _gaps(ranges)
     parts = []
-    for lo, hi in ranges:
+    for lo, hi in _cut(ranges, SURROGATES):
         a, b = _escape_char(chr(lo), "]^-["), _escape_char(chr(hi), "]^-[")
         parts.append(a if lo == hi else f"{a}-{b}")
-    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+    return "[" + "".join(parts) + "]"
+
+
+def _gaps(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The code points in none of the sorted `ranges`."""
+    out, start = [], 0
+    for lo, hi in ranges:
+        if lo > start:
+            out.append((start, lo - 1))
+        start = max(start, hi + 1)
+    if start <= MAX_CODE:
+        out.append((start, MAX_CODE))
+    return out
+
+
+def _cut(ranges: Iterable[tuple[int, int]], hole: tuple[int, int]) -> list[tuple[int, int]]:
+    """`ranges` without the code points of `hole`."""
+    out = []
+    for lo, hi in ranges:
+        if hi < hole[0] or lo > hole[1]:
+            out.append((lo, hi))
+            continue
+        if lo < hole[0]:
+            out.append((lo, hole[0] - 1))
+        if hi > hole[1]:
+            out.append((hole[1] + 1, hi))
+    return out
 
 
 def alternatives(options: Iterable[str]) -> str:
