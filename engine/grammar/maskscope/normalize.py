@@ -8,11 +8,13 @@ in document order. Alternatives (`anyOf`, `oneOf`, `if`, `not`, dependencies) ar
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.errors import GrammarError, PatternTimeoutError
 from engine.grammar.maskscope.resolve import Part, Resolver, child_path
 from engine.grammar.maskscope.values import json_equal, unique_values
 from engine.grammar.report import Unenforced
@@ -75,14 +77,28 @@ class Context:
         return Context(self.resolver)
 
     def valid(self, schema: Any, value: Any) -> bool:
-        """jsonschema's verdict for `value` against a subschema of this document."""
+        """jsonschema's verdict for `value` against a subschema of this document. A verdict
+        that cannot be had (a pattern past its time limit, a ref the validator cannot
+        resolve) is a GrammarError saying the value was not checked: answering "valid"
+        would put a value in the grammar that no check allowed."""
         try:
             return bool(self._validator.evolve(schema=schema).is_valid(value))
-        except Exception:  # an unresolvable ref inside: allow rather than refuse
-            return True
+        except PatternTimeoutError as exc:
+            raise GrammarError(f"not checked: {_shown(value)} against its schema: {exc}") from None
+        except Exception as exc:
+            raise GrammarError(
+                f"not checked: {_shown(value)} against its schema, the validator failed "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
 
     def valid_all(self, parts: Iterable[Part], value: Any) -> bool:
         return all(self.valid(p.schema, value) for p in parts)
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: JSON, cut short."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def flatten(ctx: Context, parts: Iterable[Part], done: set[int]) -> tuple[list[Part], list[Choice]]:
