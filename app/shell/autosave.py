@@ -78,10 +78,15 @@ def read_state(path: Path) -> tuple[WorkState, bool] | None:
 
 
 def _write(path: Path, text: str) -> None:
-    """Write through a temporary file, so that a kill mid-write leaves the old file."""
+    """Write through a temporary file, so that a kill mid-write leaves the old file; one
+    that fails (a full disk) is removed, not left in the data folder at every tick."""
     partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 class Autosave(QObject):
