@@ -35,7 +35,7 @@ from app.settings.store import SettingsStore
 from app.shell.about import AboutDialog
 from app.shell.crash_restore import CrashRestore, RestoreBanner
 from app.shell.edit_menu import EditActions
-from app.shell.files import ask_save_path
+from app.shell.files import Unsaved, ask_save_path
 from app.shell.panes import PaneHost, scrolled
 from app.shell.schema_files import SchemaFiles
 from app.shell.window_size import fit_to_screen
@@ -103,6 +103,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._build_actions()
         self._connect()
         self._restore()
+        self.track_saved_schema()  # what Discard goes back to (app/shell/schema_files.py)
         self.crash_restore = CrashRestore(self, self.restore_banner)
         self.crash_restore.offer()
         # Load the model once the event loop runs, after the CLI has applied --model.
@@ -577,9 +578,19 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
 
     # --- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self.may_replace_schema("closing"):
+        # Both questions first, then the discards: a Cancel on the second keeps all edits.
+        editor = self.suites.pane.editor
+        schema = self.answer_unsaved_schema("closing")
+        suite = None if schema is Unsaved.CANCEL else editor.answer_unsaved("closing")
+        if Unsaved.CANCEL in (schema, suite):
             event.ignore()
             return
+        # The user's answer outranks the draft and the autosave: what they discarded must
+        # not come back on the next start under the file's name.
+        if schema is Unsaved.DISCARD:
+            self.discard_schema_edits()
+        if suite is Unsaved.DISCARD:
+            editor.discard_edits()
         # Stop and wait for the worker (at most one token or one model load), then keep
         # the schema and prompt as a draft so quitting never loses edits.
         self.controller.shutdown()

@@ -15,6 +15,7 @@ from PySide6.QtCore import QSettings
 from app.main_window import MainWindow
 from app.settings.store import SettingsStore
 from app.shell.files import Unsaved
+from app.suite.editor import SuiteEditor
 
 
 @contextmanager
@@ -24,6 +25,7 @@ def modelless_window(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MainW
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(MainWindow, "_preload_model", lambda self: None)
         patch.setattr(MainWindow, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
+        patch.setattr(SuiteEditor, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
         window = MainWindow(store=store)
         window.show()
         try:

@@ -3,8 +3,10 @@
 Every few seconds, when anything changed, the state goes to `autosave.json` in the data
 folder, marked dirty; a clean quit marks it clean. A start that finds it dirty was
 preceded by a crash (or a kill): the file is kept as `recovered.json` until the user
-restores or discards it, while this session autosaves anew. A lock file tells a crash from
-a second window that is still running: only the window holding the lock autosaves.
+restores or discards it, while this session autosaves anew. A crash while an earlier one
+is still unanswered keeps both (`recovered-2.json`, ...): each is offered in turn. A lock
+file tells a crash from a second window that is still running: only the window holding the
+lock autosaves.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ FORMAT = 1
 @dataclass(slots=True)
 class WorkState:
     """What the window is working on. `settings` is GenerationSettings as a dict, `layout`
-    the panes' and window's saved states in base64."""
+    the panes' and window's saved states in base64, `suite` the Suite pane's unsaved suite
+    (SuiteEditor.snapshot), None when it has no unsaved edits."""
 
     schema: str
     prompt: str
@@ -37,6 +40,7 @@ class WorkState:
     settings: dict[str, Any] = field(default_factory=dict)
     layout: dict[str, str] = field(default_factory=dict)
     saved_at: float = 0.0  # time.time() of the write
+    suite: dict[str, Any] | None = None
 
     def to_json(self, clean: bool) -> str:
         return json.dumps({"format": FORMAT, "clean": clean, **self._fields()}, indent=1)
@@ -50,6 +54,7 @@ class WorkState:
             "settings": self.settings,
             "layout": self.layout,
             "saved_at": self.saved_at,
+            "suite": self.suite,
         }
 
     def same_work(self, other: WorkState | None) -> bool:
@@ -71,10 +76,35 @@ def read_state(path: Path) -> tuple[WorkState, bool] | None:
             settings=dict(data.get("settings") or {}),
             layout={str(k): str(v) for k, v in (data.get("layout") or {}).items()},
             saved_at=float(data.get("saved_at") or 0.0),
+            suite=data["suite"] if isinstance(data.get("suite"), dict) else None,
         )
         return state, bool(data.get("clean"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def recovered_files(folder: Path) -> list[Path]:
+    """The kept crashed states, oldest first: recovered.json, recovered-2.json, ..."""
+
+    def number(path: Path) -> int:
+        tail = path.stem.removeprefix(Path(RECOVERED_NAME).stem).removeprefix("-")
+        return int(tail) if tail.isdigit() else 1
+
+    found = [
+        p
+        for p in folder.glob(f"{Path(RECOVERED_NAME).stem}*.json")
+        if p.name == RECOVERED_NAME or p.stem.rpartition("-")[2].isdigit()
+    ]
+    return sorted(found, key=number)
+
+
+def free_recovered_path(folder: Path) -> Path:
+    """recovered.json, or the first free recovered-N.json: an unanswered one is kept."""
+    path, n = folder / RECOVERED_NAME, 1
+    while path.exists():
+        n += 1
+        path = folder / f"{Path(RECOVERED_NAME).stem}-{n}.json"
+    return path
 
 
 def _write(path: Path, text: str) -> None:
@@ -107,7 +137,8 @@ class Autosave(QObject):
         self._lock = QLockFile(str(folder / LOCK_NAME))
         self._lock.setStaleLockTime(0)  # stale only when its process is gone, never by age
         self.active = self._lock.tryLock(0)  # False: another window is running
-        self.recovered: WorkState | None = self._take_crashed() if self.active else None
+        # (file, state) of each crashed session not answered for yet, oldest first.
+        self.pending: list[tuple[Path, WorkState]] = self._take_crashed() if self.active else []
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.save_if_changed)
@@ -118,16 +149,19 @@ class Autosave(QObject):
     def autosave_path(self) -> Path:
         return self.folder / AUTOSAVE_NAME
 
-    def _take_crashed(self) -> WorkState | None:
-        """The state a crashed session left, kept aside as recovered.json; or one that an
-        earlier start kept aside and nobody answered for."""
-        recovered = self.folder / RECOVERED_NAME
+    @property
+    def recovered(self) -> WorkState | None:
+        """The crashed state offered now: the oldest one not answered for."""
+        return self.pending[0][1] if self.pending else None
+
+    def _take_crashed(self) -> list[tuple[Path, WorkState]]:
+        """The states crashed sessions left, kept aside as recovered*.json, the last one's
+        included; never over one that nobody answered for yet."""
         found = read_state(self.autosave_path)
         if found is not None and not found[1]:
-            os.replace(self.autosave_path, recovered)
-            return found[0]
-        kept = read_state(recovered)
-        return kept[0] if kept is not None else None
+            os.replace(self.autosave_path, free_recovered_path(self.folder))
+        kept = ((path, read_state(path)) for path in recovered_files(self.folder))
+        return [(path, state[0]) for path, state in kept if state is not None]
 
     def save_if_changed(self) -> bool:
         if not self.active:
@@ -156,6 +190,8 @@ class Autosave(QObject):
         self.active = False
 
     def forget_recovered(self) -> None:
-        """The user restored or discarded the recovered state: it is not offered again."""
-        self.recovered = None
-        (self.folder / RECOVERED_NAME).unlink(missing_ok=True)
+        """The user restored or discarded the state offered: it is not offered again; the
+        next one kept, if any, is offered now."""
+        if self.pending:
+            path, _state = self.pending.pop(0)
+            path.unlink(missing_ok=True)

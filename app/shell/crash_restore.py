@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import html
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
@@ -29,6 +30,7 @@ def snapshot(window: MainWindow) -> WorkState:
             "panes": bytes(window.panes.save_layout().toBase64()).decode("ascii"),
             "window": bytes(window.saveGeometry().toBase64()).decode("ascii"),
         },
+        suite=window.suites.pane.editor.snapshot(),
     )
 
 
@@ -46,10 +48,20 @@ def restore(window: MainWindow, state: WorkState) -> None:
         window.panes.restore_layout(QByteArray.fromBase64(panes.encode("ascii")))
     if geometry := state.layout.get("window"):
         window.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
+    if state.suite is not None and window.suites.pane.editor.restore_snapshot(state.suite):
+        window.panes.show_pane("suite")
+
+
+def _suite_name(snapshot: dict[str, Any]) -> str:
+    data = snapshot.get("suite")
+    name = data.get("name") if isinstance(data, dict) else None
+    return f"“{name}”" if isinstance(name, str) and name else ""
 
 
 class RestoreBanner(QFrame):
     """ "Maskscope did not quit cleanly … [Restore] [Discard]"."""
+
+    pending = 1  # how many crashed states wait for an answer, this one included
 
     sig_restore = Signal()
     sig_discard = Signal()
@@ -76,9 +88,12 @@ class RestoreBanner(QFrame):
     def offer(self, state: WorkState) -> None:
         when = time.strftime("%H:%M on %d %b", time.localtime(state.saved_at))
         what = state.path or (f"example “{state.example}”" if state.example else "untitled")
+        if state.suite is not None:
+            what += f"; unsaved suite {_suite_name(state.suite)}"
+        more = f" ({left - 1} more after this one)" if (left := self.pending) > 1 else ""
         self.label.setText(
             f"<b>Maskscope did not quit cleanly.</b> Restore the work autosaved at {when} "
-            f"(schema: {what})?"
+            f"(schema: {html.escape(what)})?{more}"  # a file's name is no markup
         )
         self.show()
 
@@ -96,6 +111,7 @@ class CrashRestore:
         """Show the banner if a crashed session left work; True when it did."""
         if self.autosave.recovered is None:
             return False
+        self.banner.pending = len(self.autosave.pending)
         self.banner.offer(self.autosave.recovered)
         return True
 
@@ -109,7 +125,8 @@ class CrashRestore:
 
     def _answered(self) -> None:
         self.autosave.forget_recovered()
-        self.banner.hide()
+        if not self.offer():  # the next crash's work, if two crashed unanswered
+            self.banner.hide()
 
     def quit_cleanly(self) -> None:
         self.autosave.mark_clean()

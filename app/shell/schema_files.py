@@ -41,6 +41,7 @@ class SchemaFiles:
     current_path: str | None
     current_example: str | None
     _draft_baseline: tuple[str, str] | None
+    _saved_schema: str  # the schema as last opened or saved: what Discard goes back to
 
     if TYPE_CHECKING:  # the window's own, declared only: a stub here would hide Qt's
 
@@ -59,12 +60,34 @@ class SchemaFiles:
 
     def may_replace_schema(self, before: str) -> bool:
         """True when the schema has no unsaved changes, or the user saved or dropped them."""
+        return self.answer_unsaved_schema(before) is not Unsaved.CANCEL
+
+    def answer_unsaved_schema(self, before: str) -> Unsaved | None:
+        """None when nothing is unsaved; SAVE once saved; DISCARD; CANCEL, also when the
+        save failed. A DISCARD is the caller's to carry out (discard_schema_edits)."""
         if not self.schema_editor.editor.document().isModified():
-            return True
+            return None
         answer = self.ask_unsaved(before)
-        if answer is Unsaved.SAVE:
-            return self.save_schema()
-        return answer is Unsaved.DISCARD
+        if answer is Unsaved.SAVE and not self.save_schema():
+            return Unsaved.CANCEL
+        return answer
+
+    def track_saved_schema(self) -> None:
+        """Remember the schema each time it matches its file (opened, saved, an example
+        loaded), starting with the text shown now."""
+        self._saved_schema = self.schema_editor.text()
+        self.schema_editor.editor.document().modificationChanged.connect(self._saved_changed)
+
+    def _saved_changed(self, modified: bool) -> None:
+        if not modified:
+            self._saved_schema = self.schema_editor.text()
+
+    def discard_schema_edits(self) -> None:
+        """Put back the schema as last opened or saved, unmodified: on quitting, the draft
+        and the autosave then keep that, not the edits the user chose to drop."""
+        if self.schema_editor.editor.document().isModified():
+            self.schema_editor.set_text(self._saved_schema)
+            self.schema_editor.editor.document().setModified(False)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if dropped_schema(event.mimeData()) is not None:

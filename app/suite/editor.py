@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.plain_text import literal_html, plain_label
-from app.shell.files import ask_save_path
+from app.shell.files import Unsaved, ask_save_path
 from app.suite.cases_table import CaseRow, CasesTable
 from app.suite.instances_table import InstanceRow, InstancesTable
 from engine.errors import MaskscopeError, SuiteError
@@ -103,6 +103,7 @@ class SuiteEditor(QWidget):
         self._base = Suite(name="suite", schema_text="{}\n", prompt="")
         self._base_dir = Path.cwd()
         self._dirty = False  # edits outside the undo stack: prompt, samples, thresholds
+        self._snapshot: dict[str, Any] | None = None  # the last whole one (see snapshot)
         self._built_rows: list[CaseRow] = []
         self._build()
         self._connect()
@@ -358,21 +359,74 @@ class SuiteEditor(QWidget):
         self.set_suite(suite, path)
         return True
 
-    def may_discard(self) -> bool:
-        """Whether the edits may go (there are none, or the user says so)."""
+    def may_discard(self, before: str = "opening another suite") -> bool:
+        """Whether the edits may go: there are none, or the user saved or dropped them."""
+        answer = self.answer_unsaved(before)
+        if answer is Unsaved.DISCARD:
+            self.discard_edits()
+        return answer is not Unsaved.CANCEL
+
+    def answer_unsaved(self, before: str) -> Unsaved | None:
+        """None when nothing is unsaved; SAVE once saved; DISCARD (left to the caller:
+        discard_edits); CANCEL, also when the save failed, so that nothing is lost."""
         if not self.modified:
-            return True
+            return None
+        answer = self.ask_unsaved(before)
+        if answer is Unsaved.SAVE and not self.save():
+            return Unsaved.CANCEL
+        return answer
+
+    def ask_unsaved(self, before: str) -> Unsaved:
+        """Save / Discard / Cancel about the suite's edits; tests patch it."""
         buttons = QMessageBox.StandardButton
         answer = QMessageBox.question(
             self,
             "Unsaved suite",
             literal_html(
-                f"The suite {self._base.name} has edits that are not saved. Discard them?"
+                f"The suite {self._base.name} has edits that are not saved. "
+                f"Save them before {before}?"
             ),
-            buttons.Discard | buttons.Cancel,
-            buttons.Cancel,
+            buttons.Save | buttons.Discard | buttons.Cancel,
+            buttons.Save,
         )
-        return answer == buttons.Discard
+        if answer == buttons.Save:
+            return Unsaved.SAVE
+        return Unsaved.DISCARD if answer == buttons.Discard else Unsaved.CANCEL
+
+    def discard_edits(self) -> None:
+        """Back to the suite as opened or last saved, unmodified."""
+        if self.modified:
+            self.set_suite(self._base, self.path, self.read_only)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The unsaved suite, for the autosave: None when nothing is unsaved. Written whole
+        (schema and cases file inline), so that a restore needs no other file. While a case
+        cannot be built (an expected value mid-edit) the last whole one stands in."""
+        if not self.modified:
+            self._snapshot = None
+            return None
+        built = self._built_rows  # validate() names rows by the last build: keep them
+        try:
+            data = self.suite_json(inline=True)
+        except MaskscopeError:
+            return self._snapshot
+        finally:
+            self._built_rows = built
+        self._snapshot = {"suite": data, "path": self.path, "read_only": self.read_only}
+        return self._snapshot
+
+    def restore_snapshot(self, saved: dict[str, Any]) -> bool:
+        """Put back a snapshot's suite, marked unsaved; False when it cannot be read."""
+        path = saved.get("path") or None
+        try:
+            where = Path(path).parent if path else Path.cwd()
+            suite = suite_from_json(saved["suite"], where, file=str(path or ""))
+        except (MaskscopeError, KeyError, TypeError, ValueError, OSError):
+            return False
+        self.set_suite(suite, path, bool(saved.get("read_only")))
+        self._dirty = True  # not what the file holds
+        self._show_title()
+        return True
 
     def open_dialog(self) -> None:
         if not self.may_discard():

@@ -174,7 +174,7 @@ class Suites(QObject):
         """A suite of the playground's schema, prompt and generation settings: the start of
         a test for what was just tried out. Put {{name}} in its prompt to add variables."""
         w, editor = self.window, self.pane.editor
-        if not editor.may_discard():
+        if not editor.may_discard("making a new suite"):
             return False
         try:
             schema_text = schema_text_of(parse_schema(w.schema_editor.text()))

@@ -21,6 +21,7 @@ from app.main_window import MainWindow
 from app.run.worker import ModelCache
 from app.settings.store import SettingsStore
 from app.shell.files import Unsaved
+from app.suite.editor import SuiteEditor
 from engine.examples import Example, load_example
 from engine.settings import GenerationSettings
 
@@ -51,6 +52,8 @@ def unsaved_changes_are_discarded(monkeypatch: pytest.MonkeyPatch) -> None:
     no test would answer, so it would hang: the answer is Discard unless a test patches
     MainWindow.ask_unsaved itself (tests/app/test_shell_files.py)."""
     monkeypatch.setattr(MainWindow, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
+    # The Suite pane's edits are asked about too (SuiteEditor.ask_unsaved): likewise.
+    monkeypatch.setattr(SuiteEditor, "ask_unsaved", lambda self, before: Unsaved.DISCARD)
 
 
 @pytest.fixture

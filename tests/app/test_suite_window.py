@@ -10,7 +10,10 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.main_window import MainWindow
 from app.settings.store import SettingsStore
+from app.suite.editor import SuiteEditor
 from tests.app.shell_window import open_window
+
+SUITE_ASK = SuiteEditor.ask_unsaved  # before tests/app/conftest.py answers it
 
 
 @pytest.fixture
@@ -45,9 +48,11 @@ def test_unsaved_edits_are_kept_when_the_user_cancels(
     suites.open_bundled("currency")
     suites.pane.editor.cases.add_case()
     cancel = QMessageBox.StandardButton.Cancel
+    monkeypatch.setattr(SuiteEditor, "ask_unsaved", SUITE_ASK)  # the real box, answered:
     monkeypatch.setattr(QMessageBox, "question", lambda *args: cancel)
     assert not suites.open_bundled("invoice")
     assert suites.pane.editor.title_name == "currency" and suites.pane.editor.modified
+    suites.pane.editor.discard_edits()  # the window closes afterwards without asking
 
 
 def test_undo_and_paste_keys_act_on_the_suite_tables_that_have_the_focus(
