@@ -13,7 +13,8 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.suite.bundle_report import converter_sentence
-from engine.suite.metrics import Check
+from engine.suite.metrics import CaseSummary, Check, Verdict
+from engine.suite.verdicts import case_verdict
 
 if TYPE_CHECKING:
     from engine.suite.tested import Tested
@@ -114,14 +115,22 @@ def _check(c: Check) -> str:
 
 
 def _cases(tested: Tested) -> str:
-    lines = ["## Cases", "", "| case | valid | fields | first failure |", "|---|---|---|---|"]
+    lines = ["## Cases", "", "| case | valid | fields | verdict |", "|---|---|---|---|"]
     for c in tested.summary.cases:
         fields = f"{c.fields_ok}/{c.fields_checked}" if c.fields_checked else "-"
-        failure = c.failing[0].failures[0] if c.failing else "passed"
+        failure = _case_outcome(c, tested.verdict)
         lines.append(
             f"| {_cell(c.case_id)} | {c.n_valid}/{len(c.samples)} | {fields} | {_cell(failure)} |"
         )
     return "\n".join(lines)
+
+
+def _case_outcome(c: CaseSummary, verdict: Verdict) -> str:
+    """As the report and JUnit judge the case (engine/suite/verdicts.py)."""
+    judged = case_verdict(c, verdict)
+    if judged.kind is not None:
+        return f"{judged.kind}: {judged.message}"
+    return f"passed, missed: {judged.missed[0].failures[0]}" if judged.missed else "passed"
 
 
 def _model(tested: Tested) -> str:

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 
 from engine.report.page import CSP
 from engine.report.style import CSS
-from engine.suite.metrics import CaseSummary, Sample
+from engine.suite.metrics import CaseSummary, Sample, Verdict
 from engine.suite.summary import summary_text
 from engine.suite.template import render_prompt
+from engine.suite.verdicts import case_verdict
 
 if TYPE_CHECKING:
     from engine.suite.tested import Tested
@@ -149,7 +150,7 @@ def _metrics(tested: Tested, server: dict[str, str] | None = None) -> str:
 def _cases(tested: Tested) -> str:
     by_id = {case.id: case for case in tested.suite.cases}
     parts = ["<h2>Cases</h2>"]
-    rows = [_case_row(c) for c in tested.summary.cases]
+    rows = [_case_row(c, tested.verdict) for c in tested.summary.cases]
     parts.append(_table(["case", "valid", "fields", "verdict"], rows))
     for c in tested.summary.cases:
         case = by_id.get(c.case_id)
@@ -164,14 +165,27 @@ def _cases(tested: Tested) -> str:
     return "".join(parts)
 
 
-def _case_row(c: CaseSummary) -> list[str]:
+def _case_row(c: CaseSummary, verdict: Verdict) -> list[str]:
     fields = f"{c.fields_ok}/{c.fields_checked}" if c.fields_checked else "-"
-    verdict = (
-        '<span class="yes">passed</span>'
-        if c.passed
-        else f'<span class="no">failed</span>: {esc(c.failing[0].failures[0])}'
-    )
-    return [esc(c.case_id), esc(f"{c.n_valid}/{len(c.samples)}"), esc(fields), verdict]
+    return [
+        esc(c.case_id),
+        esc(f"{c.n_valid}/{len(c.samples)}"),
+        esc(fields),
+        case_cell(c, verdict),
+    ]
+
+
+def case_cell(c: CaseSummary, verdict: Verdict) -> str:
+    """The case's verdict by the rule JUnit, the JSON result and the exit code follow
+    (engine/suite/verdicts.py): a sample that missed a field expectation no missed threshold
+    counts is a miss of a passed case, not a failure."""
+    judged = case_verdict(c, verdict)
+    if judged.kind is not None:
+        return f'<span class="no">{judged.kind}</span>: {esc(judged.message)}'
+    if judged.missed:
+        first = judged.missed[0]
+        return f'<span class="yes">passed</span>, missed: {esc(first.failures[0])}'
+    return '<span class="yes">passed</span>'
 
 
 def _sample(s: Sample) -> str:
