@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.plain_text import literal_html
 from app.theme import chart_colors
 from engine.suite.compare import CaseChange, Change, ResultComparison, comparison_text
 
@@ -170,7 +171,8 @@ class ResultCompareView(QDialog):
         self.metrics.setHorizontalHeaderLabels(("metric (changed)", a, b))
         for key, x, y in changed:
             self._add_row(self.metrics, [metric_words(key), _num(x), _num(y)], None)
-            self.metrics.item(self.metrics.rowCount() - 1, 0).setToolTip(f"{key} in --json")
+            tip = literal_html(f"{key} in --json")  # the key is the result file's
+            self.metrics.item(self.metrics.rowCount() - 1, 0).setToolTip(tip)
         if not changed:
             self._add_row(self.metrics, ["no metric changed", "", ""], None)
         for case in c.cases:

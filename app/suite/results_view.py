@@ -195,7 +195,9 @@ def result_file_html(data: dict[str, Any], source: str, n_failing: int) -> str:
     head = _verdict_head(problems, failed, bool(data.get("passed")))
     suite = escape(str(data.get("suite") or "a suite"))
     where = f"Result file {escape(source)} · suite {suite} · double-click a sample to open it"
-    return f"{where}<br>{head}<br>{_file_numbers(data.get('metrics', {}), n_failing)}"
+    # The file's numbers may be anything, markup included: escaped, as every value from it.
+    numbers = escape(_file_numbers(data.get("metrics", {}), n_failing))
+    return f"{where}<br>{head}<br>{numbers}"
 
 
 class ResultsView(QWidget):
