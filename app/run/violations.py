@@ -1,9 +1,10 @@
 """Tie a run's validation errors to the Problems list's unenforced warnings.
 
-After every run the output is validated with jsonschema (the same validator class and format
-checker as ``engine.schema.validate``). Each error whose keyword the grammar was reported not
-to enforce is a *violation*: the warning said this could happen, and it did. A violation
-carries where it is in the output text, to be highlighted, and the warning it breaks.
+After every run the output is validated with jsonschema (the same validator, format checker
+and offline registry as ``engine.schema.validate``). Each error whose keyword the grammar
+was reported not to enforce is a *violation*: the warning said this could happen, and it
+did. A violation carries where it is in the output text, to be highlighted, and the
+warning it breaks.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from referencing.exceptions import Unresolvable
+
 from engine.errors import PatternTimeoutError
-from engine.schema.parse import validator_class
+from engine.schema.parse import schema_validator, unresolvable_error
 from engine.workbench.entries import Problem
 from engine.workbench.locate import locate, path_parts, path_text
 
@@ -48,8 +51,9 @@ def find_violations(
     unenforced keyword carry its warning."""
     if isinstance(schema, bool):
         return []
-    cls = validator_class(schema)
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    # The offline registry: a remote `$ref` is never fetched (jsonschema's default one
+    # would download it), it is reported as a violation that says why it was not checked.
+    validator = schema_validator(schema)
     warnings = [p for p in problems if p.kind == "unenforced"]
     spans = locate(text)
     found: list[Violation] = []
@@ -57,6 +61,8 @@ def find_violations(
         errors = list(validator.iter_errors(value))
     except PatternTimeoutError:  # a pattern past its time limit: the errors show, untied
         errors = []
+    except Unresolvable as exc:
+        return [Violation("$", "$ref", "$", unresolvable_error(exc).message, None, None)]
     for error in errors:
         keyword = str(error.validator)
         schema_path = path_text(tuple(error.absolute_schema_path)[:-1])
