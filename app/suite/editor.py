@@ -103,7 +103,6 @@ class SuiteEditor(QWidget):
         self._base = Suite(name="suite", schema_text="{}\n", prompt="")
         self._base_dir = Path.cwd()
         self._dirty = False  # edits outside the undo stack: prompt, samples, thresholds
-        self._snapshot: dict[str, Any] | None = None  # the last whole one (see snapshot)
         self._built_rows: list[CaseRow] = []
         self._build()
         self._connect()
@@ -381,9 +380,9 @@ class SuiteEditor(QWidget):
         buttons = QMessageBox.StandardButton
         answer = QMessageBox.question(
             self,
-            "Unsaved suite",
+            "Unsaved changes",  # worded as the schema's question (app/shell/files.py)
             literal_html(
-                f"The suite {self._base.name} has edits that are not saved. "
+                f"The suite “{self._base.name}” has changes that are not saved.\n\n"
                 f"Save them before {before}?"
             ),
             buttons.Save | buttons.Discard | buttons.Cancel,
@@ -399,33 +398,53 @@ class SuiteEditor(QWidget):
             self.set_suite(self._base, self.path, self.read_only)
 
     def snapshot(self) -> dict[str, Any] | None:
-        """The unsaved suite, for the autosave: None when nothing is unsaved. Written whole
-        (schema and cases file inline), so that a restore needs no other file. While a case
-        cannot be built (an expected value mid-edit) the last whole one stands in."""
+        """The unsaved suite, for the autosave: None when nothing is unsaved. The tables'
+        rows as typed, so that a suite that cannot be built yet (a case added, its values
+        not filled in) comes back as it was; the rest as its file had it."""
         if not self.modified:
-            self._snapshot = None
             return None
-        built = self._built_rows  # validate() names rows by the last build: keep them
-        try:
-            data = self.suite_json(inline=True)
-        except MaskscopeError:
-            return self._snapshot
-        finally:
-            self._built_rows = built
-        self._snapshot = {"suite": data, "path": self.path, "read_only": self.read_only}
-        return self._snapshot
+        return {
+            "base": suite_to_json(self._base),
+            "base_dir": str(self._base_dir),
+            "path": self.path,
+            "read_only": self.read_only,
+            "variables": list(self.cases.variables),
+            "cases": [dataclasses.asdict(row) for row in self.cases.rows],
+            "instances": [dataclasses.asdict(row) for row in self.instances.rows],
+            "prompt": self.prompt.toPlainText(),
+            "samples": self.samples.value(),
+            "thresholds": {key: box.value() for key, box in self.thresholds.items()},
+        }
 
     def restore_snapshot(self, saved: dict[str, Any]) -> bool:
-        """Put back a snapshot's suite, marked unsaved; False when it cannot be read."""
+        """Put back a snapshot's suite, marked unsaved; False when it cannot be read (its
+        files gone, or another version's snapshot)."""
         path = saved.get("path") or None
         try:
-            where = Path(path).parent if path else Path.cwd()
-            suite = suite_from_json(saved["suite"], where, file=str(path or ""))
-        except (MaskscopeError, KeyError, TypeError, ValueError, OSError):
+            base = suite_from_json(saved["base"], saved["base_dir"], file=str(path or ""))
+            cases = [CaseRow(**row) for row in saved["cases"]]
+            instances = [InstanceRow(**row) for row in saved["instances"]]
+            prompt, samples = str(saved["prompt"]), int(saved["samples"])
+            limits = {key: saved["thresholds"].get(key) for key in self.thresholds}
+        except (MaskscopeError, KeyError, TypeError, ValueError, AttributeError, OSError):
             return False
-        self.set_suite(suite, path, bool(saved.get("read_only")))
+        self.set_suite(base, path, bool(saved.get("read_only")))
+        self._base_dir = Path(saved["base_dir"])
+        self.cases.variables = [str(v) for v in saved.get("variables") or []]
+        self.cases.reset(cases)
+        self.instances.reset(instances)
+        for widget in (self.prompt, self.samples):
+            widget.blockSignals(True)
+        self.prompt.setPlainText(prompt)
+        self.samples.setValue(samples)
+        for widget in (self.prompt, self.samples):
+            widget.blockSignals(False)
+        for key, box in self.thresholds.items():
+            box.blockSignals(True)
+            box.set_value(limits[key])
+            box.blockSignals(False)
         self._dirty = True  # not what the file holds
-        self._show_title()
+        self._changed()
         return True
 
     def open_dialog(self) -> None:

@@ -125,8 +125,10 @@ def test_unsaved_suite_edits_come_back_after_a_crash(
 ) -> None:
     window = open_window(qtbot, store, monkeypatch)
     editor, path = _saved_suite(window, tmp_path)
+    editor.prompt.setPlainText("Invoice: {{invoice}}")  # a case without it cannot be built
     editor.cases.add_case()
-    n_rows = editor.cases.rowCount()
+    assert editor.validate() is None  # mid-edit: its rows are kept as typed all the same
+    rows, prompt = list(editor.cases.rows), editor.prompt.toPlainText()
     _crash(window)
 
     again = open_window(qtbot, store, monkeypatch)
@@ -134,8 +136,9 @@ def test_unsaved_suite_edits_come_back_after_a_crash(
     assert banner.isVisible() and "unsaved suite" in banner.label.text()
     banner.restore_button.click()
     restored = again.suites.pane.editor
-    assert restored.cases.rowCount() == n_rows and restored.modified
-    assert restored.path == str(path)
+    assert restored.cases.rows == rows and restored.prompt.toPlainText() == prompt
+    assert restored.modified and restored.path == str(path)
+    assert again.panes.dock("suite").isVisible()
     _answer_suite(monkeypatch, Unsaved.DISCARD)  # the teardown closes it
 
 
