@@ -7,6 +7,10 @@ in the pane, with its progress bar, ETA and Cancel (samples already in the run c
 back, not decoded again). A cancelled run writes nothing. A folder the bundle cannot go to is
 refused before the run, not after it. A folder that is neither empty nor an earlier bundle
 gets the bundle in a new folder inside it, named after the suite.
+
+Writing it compiles the grammar and consults the judge (a second or more for a large
+schema): that happens on a background thread (app/background.py), the pane's bar busy and
+the window's Run held meanwhile (it shares the model), so the window keeps answering.
 """
 
 from __future__ import annotations
@@ -16,15 +20,17 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from app.background import start_daemon
 from engine.errors import MaskscopeError
 from engine.model.llama import Model
 from engine.settings import ModelSettings
 from engine.suite.bundle import (
     BundleError,
+    Tested,
     bundle_folder_name,
     previous_bundle,
     tested_of,
@@ -69,10 +75,18 @@ def check_writable(out: Path) -> bool:
 
 
 class BundleExport(QObject):
+    sig_done = Signal(bool)  # a bundle's writing ended: True when it was written
+    # From the writing thread to the GUI thread (queued): what was written, or why not.
+    _sig_written = Signal(object, object, object, object)  # Tested, files, out, suite
+    _sig_failed = Signal(str, object, bool)  # the reason, out, made
+
     def __init__(self, window: MainWindow, pane: SuitePane) -> None:
         super().__init__(window)
         self.window, self.pane = window, pane
         self._pending: tuple[Suite, Path, bool] | None = None  # waiting for the pane's run
+        self.writing = False  # a bundle is being written on the background thread
+        self._sig_written.connect(self._written)
+        self._sig_failed.connect(self._write_failed)
         self.done_box: QMessageBox | None = None  # the last "exported" message
         self.written: dict[str, str] = {}  # the last bundle's files, path -> sha256
         self._failure = ""  # why the last suite run failed (a model that no longer loads)
@@ -99,7 +113,7 @@ class BundleExport(QObject):
     def export(self, suite: Suite, chosen: Path) -> bool:
         """Export `suite` to `chosen` (see bundle_folder); False, saying why, when it cannot
         even start. With a run to make first, the bundle is written once it has finished."""
-        if self._pending is not None or self.pane.running:
+        if self._pending is not None or self.pane.running or self.writing:
             self._problem("a suite is running: cancel it or wait for its end first")
             return False
         try:
@@ -159,23 +173,53 @@ class BundleExport(QObject):
             self._write(suite, done, out, made)
 
     def _write(self, suite: Suite, run: SuiteRun, out: Path, made: bool) -> bool:
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            model = self._model()
-            if model is None:
-                raise MaskscopeError("the model of that run is no longer loaded: export again")
-            tested = tested_of(model, suite, run)
-            self.written = write_bundle(out, tested)
-        except MaskscopeError as e:
+        """Start writing the bundle off the GUI thread; False, saying why, when it cannot."""
+        model = self._model()
+        if model is None:
             self._forget(out, made)
-            self._problem(e.message)
+            self._problem("the model of that run is no longer loaded: export again")
             return False
-        finally:
-            QGuiApplication.restoreOverrideCursor()
+        self._hold(True, f"Writing the bundle of {suite.name}: compiling and checking…")
+        start_daemon(self._write_off_gui, "bundle-export", (model, suite, run, out, made))
+        return True
+
+    def _write_off_gui(
+        self, model: Model, suite: Suite, run: SuiteRun, out: Path, made: bool
+    ) -> None:
+        """On the background thread: touches no widget, answers by the queued signals."""
+        try:
+            tested = tested_of(model, suite, run)
+            files = write_bundle(out, tested)
+        except MaskscopeError as e:
+            answer: tuple = (self._sig_failed, e.message, out, made)
+        except Exception as e:  # a harness error must reach the window, not kill a thread
+            answer = (self._sig_failed, f"unexpected {type(e).__name__}: {e}", out, made)
+        else:
+            answer = (self._sig_written, tested, files, out, suite)
+        signal, *args = answer
+        with contextlib.suppress(RuntimeError):  # the window closed meanwhile
+            signal.emit(*args)
+
+    def _written(self, tested: Tested, files: dict[str, str], out: Path, suite: Suite) -> None:
+        self._hold(False, "Bundle written")
+        self.written = files
         word = VERDICT_WORDS.get(tested.exit_code, str(tested.exit_code))
         self.window.status.showMessage(f"Exported the bundle of {suite.name} ({word}) to {out}", 0)
         self._say_done(out, word, suite.name)
-        return True
+        self.sig_done.emit(True)
+
+    def _write_failed(self, message: str, out: Path, made: bool) -> None:
+        self._hold(False, "No bundle written")
+        self._forget(out, made)
+        self._problem(message)
+        self.sig_done.emit(False)
+
+    def _hold(self, on: bool, text: str) -> None:
+        """While the bundle is written: the pane's bar busy, Run and Export held (the
+        writing reads the model the worker keeps), the window otherwise usable."""
+        self.writing = on
+        self.pane.hold(on, text)
+        self.window.suites.actions["export-bundle"].setEnabled(not on)
 
     def _model_settings(self) -> ModelSettings:
         return self.window.settings_panel.model_settings()

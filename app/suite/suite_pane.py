@@ -201,6 +201,19 @@ class SuitePane(QWidget):
         self.cancel_button.setEnabled(on)
         self.sig_running.emit(on)
 
+    def hold(self, on: bool, text: str) -> None:
+        """Work on the pane's behalf that is not a run (a bundle being written): the bar
+        busy with `text`, Run held and the window told, as while a suite runs; there is
+        nothing to cancel in it."""
+        self.run_button.setEnabled(not on)
+        if on:
+            self.progress.setRange(0, 0)  # busy: the writing has no steps to count
+        else:
+            self.progress.setRange(0, max(self.progress.value(), 1))
+            self.progress.setValue(self.progress.maximum())
+        self.eta.setText(text)
+        self.sig_running.emit(on)
+
     def _progress(self, progress: Progress) -> None:
         if self._suite is None:
             return

@@ -54,6 +54,8 @@ def _export(qtbot, window: MainWindow, monkeypatch, out: Path) -> None:
     with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
         window.suites.actions["export-bundle"].trigger()
         assert window.suites.pane.running  # the suite runs first: no model is lent
+    # The bundle is written off the GUI thread once the run ended (export_bundle.py).
+    qtbot.waitUntil(lambda: not window.suites.bundle_export.writing, timeout=RUN_TIMEOUT_MS)
 
 
 def test_an_export_after_the_model_file_changed_or_went_away_loads_it_again(

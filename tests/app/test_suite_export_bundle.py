@@ -47,6 +47,8 @@ def test_export_bundle_runs_the_suite_writes_a_bundle_whose_hashes_hold(
     with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
         suites.actions["export-bundle"].trigger()
         assert pane.running and pane.cancel_button.isEnabled()  # progress and Cancel
+    # The bundle is written off the GUI thread once the run ended (export_bundle.py).
+    qtbot.waitUntil(lambda: not suites.bundle_export.writing, timeout=RUN_TIMEOUT_MS)
     box = suites.bundle_export.done_box
     assert box is not None and box.isVisible()
     manifest = json.loads((out / "hashes.json").read_text(encoding="utf-8"))
@@ -75,7 +77,8 @@ def test_export_bundle_runs_the_suite_writes_a_bundle_whose_hashes_hold(
     docs.mkdir()
     (docs / "notes.txt").write_text("mine", encoding="utf-8")
     _answer_folder(monkeypatch, docs)
-    suites.actions["export-bundle"].trigger()
+    with qtbot.waitSignal(suites.bundle_export.sig_done, timeout=RUN_TIMEOUT_MS):
+        suites.actions["export-bundle"].trigger()
     assert not pane.running and pane.suite_run is run
     inner = docs / "currency-bundle"
     assert (inner / "hashes.json").is_file() and (docs / "notes.txt").read_text() == "mine"
