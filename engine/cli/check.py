@@ -17,6 +17,7 @@ from engine.check.run import SchemaResult
 from engine.cli.base import EXIT_INVALID, EXIT_VALID
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import ensure_build_runs
+from engine.schema.nesting import check_size, read_limited
 from engine.settings import BACKENDS, COMPILERS, DEFAULT_BACKEND, DEFAULT_COMPILER, Range
 
 JOBS = Range(int, 1, 64)
@@ -137,6 +138,9 @@ def _cases(path: str, instances: str | None) -> tuple[list[Case], Pair | None]:
     """A file's cases, and for a suite (.suite.json) its compiler and backend: a suite gives
     its schema with its known instances."""
     if not path.endswith(".suite.json"):
+        check_size(path, "schema")  # engine/check reads it whole
+        if instances:
+            check_size(instances, "instances")
         return load_cases(path, instances), None
     from engine.suite.instances import check_case
     from engine.suite.load import load_suite
@@ -189,10 +193,7 @@ def _split_saved(paths: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _read_lines(path: str) -> Iterator[dict[str, Any]]:
-    try:
-        text = Path(path).expanduser().read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MaskscopeError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = read_limited(path, "check result")
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue

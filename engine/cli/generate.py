@@ -12,13 +12,12 @@ from typing import TYPE_CHECKING, TextIO
 from engine.cli.base import EXIT_INVALID, EXIT_VALID
 from engine.errors import GrammarError, MaskscopeError
 from engine.examples import EXAMPLE_ORDER, Example, load_example
-from engine.files import read_text
 from engine.llama_build.verdict import ensure_build_runs
 from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
 from engine.runs.provenance import provenance_of
 from engine.runs.saved import SavedRun, save_run
-from engine.schema.nesting import check_depth
+from engine.schema.nesting import check_depth, read_limited
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -110,7 +109,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from engine.model.paths import note_model
 
     example = load_example(args.example) if args.example else None
-    schema_text = example.schema_text if example else read_text(args.schema, "schema")
+    schema_text = example.schema_text if example else read_limited(args.schema, "schema")
     if not example:
         check_depth(schema_text, args.schema)  # the message names the file; the compiler cannot
     prompt = _prompt(args, example)
@@ -161,7 +160,7 @@ def _prompt(args: argparse.Namespace, example: Example | None) -> str:
     if args.prompt is not None:
         return args.prompt
     if args.prompt_file is not None:
-        return read_text(args.prompt_file, "prompt")
+        return read_limited(args.prompt_file, "prompt")
     if example is None:
         raise MaskscopeError("--schema needs --prompt or --prompt-file")
     return example.prompt

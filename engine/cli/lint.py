@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID
-from engine.files import read_text
+from engine.schema.nesting import read_limited
 from engine.settings import BACKENDS, COMPILERS, DEFAULT_BACKEND, DEFAULT_COMPILER, MAX_TOKENS
 
 if TYPE_CHECKING:
@@ -50,8 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_lint(args: argparse.Namespace) -> int:
     from engine.workbench.problems import collect  # compilers and llguidance: only when used
 
-    text = read_text(args.schema, "schema")
-    prompt = read_text(args.prompt_file, "prompt") if args.prompt_file else ""
+    text = read_limited(args.schema, "schema")
+    prompt = read_limited(args.prompt_file, "prompt") if args.prompt_file else ""
     # The bound is printed, or compared with --max-tokens; --json alone has no use for it.
     wanted = args.max_tokens is not None or not args.json
     tokenize = _LazyVocab(args.model) if wanted else None

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import MaskscopeError, SuiteError
-from engine.files import read_text
-from engine.schema.nesting import too_deep
+from engine.schema.nesting import read_limited, too_deep
 from engine.schema.parse import parse_schema
 from engine.settings import (
     BACKENDS,
@@ -72,7 +71,7 @@ _SETTING_RANGES = {
 def load_suite(path: str) -> Suite:
     """The suite in the file at `path`, its schema_file and cases_file read beside it."""
     try:
-        text = read_text(path, "suite")
+        text = read_limited(path, "suite")
     except MaskscopeError as exc:
         raise SuiteError(exc.message) from None
     deep = too_deep(text)  # before json and the schema's walkers recurse into it
@@ -455,7 +454,7 @@ class _Reader:
         if not target.is_relative_to(base):
             raise self.fail(where, f"suite paths must stay inside the suite's folder: {name}")
         try:
-            return read_text(str(target), what)
+            return read_limited(str(target), what)
         except MaskscopeError as exc:
             raise self.fail(where, exc.message) from None
 
