@@ -11,12 +11,12 @@ import dataclasses
 import json
 import os
 import secrets
+import typing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.errors import MaskscopeError
-from engine.files import not_utf8
 from engine.records import (
     Candidate,
     Disagreement,
@@ -26,6 +26,8 @@ from engine.records import (
     ValidationIssue,
 )
 from engine.runs.provenance import Provenance
+from engine.runs.typed import WrongType, check, check_fields
+from engine.schema.nesting import load_file
 from engine.settings import GenerationSettings
 
 FORMAT = "maskscope-run"
@@ -120,15 +122,13 @@ def sync_folder(folder: Path) -> None:
 
 
 def load_run(path: str | Path) -> SavedRun:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))  # a BOM is no error
-    except FileNotFoundError:
-        raise MaskscopeError(f"run file not found: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise MaskscopeError(f"cannot read run file {path}: {not_utf8(exc)}") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise MaskscopeError(f"cannot read run file {path}: {exc}") from None
-    return run_from_json(data, str(path))
+    """The run in the file; a MaskscopeError naming the file, and the place of the first wrong
+    field, for one that is missing, too large, not UTF-8, too deep, not JSON or damaged."""
+    return run_from_json(load_file(path, "run"), str(path))
+
+
+# The file's top-level keys besides steps, result and provenance, with their types.
+_TOP: dict[str, Any] = {"schema_text": str, "prompt": str, "model": str, "grammar_sha256": str}
 
 
 def run_from_json(data: Any, source: str = "run") -> SavedRun:
@@ -136,23 +136,55 @@ def run_from_json(data: Any, source: str = "run") -> SavedRun:
         raise MaskscopeError(f"{source} is not a Maskscope run file")
     if data.get("version") not in READS:
         raise MaskscopeError(
-            f"{source} is a version {data.get('version')} run file; this Maskscope reads "
-            f"versions {' and '.join(map(str, READS))}"
+            f"{source} is a version {str(data.get('version'))[:20]} run file; this Maskscope "
+            f"reads versions {' and '.join(map(str, READS))}"
         )
     try:
-        records = tuple(step_from_json(s) for s in data["steps"])
-        result = _result(data["result"])
-        made = data.get("provenance")
-        provenance = Provenance.from_json(made) if made is not None else None
-        grammar = data.get("grammar_sha256", "")
-        if not isinstance(grammar, str):
-            raise TypeError(f"grammar_sha256 is {type(grammar).__name__}, not text")
-        return SavedRun(
-            data["schema_text"], data["prompt"], data["model"], records, result, provenance,
-            grammar,
-        )  # fmt: skip
-    except (KeyError, TypeError, ValueError) as exc:
-        raise MaskscopeError(f"{source} is damaged: {type(exc).__name__}: {exc}") from None
+        _check_types(data)
+    except WrongType as exc:
+        raise MaskscopeError(f"{source} is damaged: {exc.place} {exc.why}") from None
+    records = tuple(step_from_json(s) for s in data["steps"])
+    made = data.get("provenance")
+    return SavedRun(
+        data["schema_text"], data["prompt"], data["model"], records, _result(data["result"]),
+        Provenance.from_json(made) if made is not None else None,
+        data.get("grammar_sha256", ""),
+    )  # fmt: skip
+
+
+def _check_types(data: dict[str, Any]) -> None:
+    """Every field the run is built of has its record's type (engine/runs/typed.py), so that
+    what loads draws: the records take values of any type."""
+    for key, kind in [*_TOP.items(), ("steps", list)]:
+        if key in data:
+            check(data[key], kind, f"$.{key}")
+        elif key != "grammar_sha256":  # runs saved outside a suite have none
+            _missing(f"$.{key}")
+    for i, step in enumerate(data["steps"]):
+        check(step, dict, f"$.steps[{i}]")
+        if "full" in step:  # the full-vocabulary arrays are never saved
+            raise WrongType(f"$.steps[{i}].full", "is not a field a saved run has")
+        check_fields(step, StepRecord, f"$.steps[{i}]", skip=("full",))
+    if "result" not in data:
+        _missing("$.result")
+    check(data["result"], RunResult, "$.result")
+    _check_settings(data["result"].get("settings", {}), "$.result.settings")
+    if data.get("provenance") is not None:
+        check(data["provenance"], Provenance, "$.provenance")
+        _check_settings(data["provenance"]["settings"], "$.provenance.settings")
+
+
+def _missing(place: str) -> None:
+    raise WrongType(place, "is missing")
+
+
+def _check_settings(settings: dict[str, Any], place: str) -> None:
+    """The settings run_settings reads back; keys of a later Maskscope are left alone."""
+    known = {f.name: f for f in dataclasses.fields(GenerationSettings)}
+    hints = typing.get_type_hints(GenerationSettings)
+    for key, value in settings.items():
+        if key in known:
+            check(value, hints[key], f"{place}.{key}")
 
 
 def _candidates(items: list[dict[str, Any]]) -> tuple[Candidate, ...]:

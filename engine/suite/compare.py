@@ -10,14 +10,19 @@ server's converter and Maskscope's grammar part: validity, outputs, samples fail
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from engine.errors import SuiteError
+import jsonschema
+
+from engine.errors import MaskscopeError, SuiteError
+from engine.schema.nesting import load_file
 from engine.suite.cache import BadRunKey, check_key
+from engine.suite.result_schema import RESULT_SCHEMA
 from engine.suite.summary import FORMAT
 
 
@@ -66,16 +71,48 @@ class ResultComparison:
 
 
 def load_result(path: str | Path) -> dict[str, Any]:
+    """The result in the file, or a SuiteError naming the file and, for a damaged one, the
+    place of its first wrong field (too large, not UTF-8, too deep, not JSON, not a result)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SuiteError(f"result file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SuiteError(f"cannot read result file {path}: {exc}") from None
+        data = load_file(path, "result")
+    except SuiteError:
+        raise
+    except MaskscopeError as exc:  # the window's readers of a result catch SuiteError
+        raise SuiteError(exc.message) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SuiteError(f"{path} is not a `maskscope test --json` result")
-    _check_run_keys(data, path)
+    _check_run_keys(data, path)  # first: a hostile key is named as such
+    wrong = next(_result_validator().iter_errors(data), None)
+    if wrong is not None:
+        raise SuiteError(f"{path} is damaged: {wrong.json_path} {why_wrong(wrong)}")
     return data
+
+
+@functools.cache
+def _result_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(RESULT_SCHEMA)
+
+
+_JSON_TYPES = {dict: "an object", list: "a list", str: "text", bool: "true or false",
+               int: "a whole number", float: "a number", type(None): "null"}  # fmt: skip
+
+
+def why_wrong(error: jsonschema.ValidationError) -> str:
+    """What is wrong with the value, in a few words: jsonschema's own message quotes the
+    value whole, which may be megabytes."""
+    got = _JSON_TYPES.get(type(error.instance), "a value")
+    if error.validator == "type":
+        wanted = error.validator_value
+        wanted = [wanted] if isinstance(wanted, str) else wanted
+        return f"is {got}, not {' or '.join(wanted)}"
+    if error.validator == "required":
+        return error.message[:200]  # "'index' is a required property": the names are ours
+    value = json.dumps(error.instance)[:40]
+    if error.validator in ("minimum", "maximum"):
+        return f"is {value}, out of range ({error.validator} {json.dumps(error.validator_value)})"
+    if error.validator == "enum":
+        return f"is {value}, not one of {json.dumps(error.validator_value)}"
+    return f"is {got} that fails {error.validator}"
 
 
 def _check_run_keys(data: dict[str, Any], path: str | Path) -> None:

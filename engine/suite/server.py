@@ -164,6 +164,10 @@ def _wrong(field: str, what: str, value: Any) -> None:
     )
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and abs(value) < 1e308
+
+
 def _logprobs(found: Any) -> tuple[tuple[str, ...], tuple[float, ...]]:
     """Tokens and their logprobs from either endpoint's shape: completions give
     {"tokens", "token_logprobs"}, chat gives {"content": [{"token", "logprob"}]}."""
@@ -178,5 +182,6 @@ def _logprobs(found: Any) -> tuple[tuple[str, ...], tuple[float, ...]]:
         tokens = _typed(found.get("tokens") or [], list, f"{where}.tokens", "a list")
         lps = _typed(found.get("token_logprobs") or [], list, f"{where}.token_logprobs", "a list")
         pairs = list(zip(tokens, lps, strict=False))
-    pairs = [(str(t), float(lp)) for t, lp in pairs if isinstance(lp, int | float)]
+    # A JSON number may be an integer no float holds: such a logprob is no logprob.
+    pairs = [(str(t), float(lp)) for t, lp in pairs if _finite(lp)]
     return tuple(t for t, _ in pairs), tuple(lp for _, lp in pairs)

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import SuiteError
+from engine.files import not_utf8
+from engine.schema.nesting import TooDeepError, check_depth, too_deep
 
 RETRIES = 3  # attempts after the first, where a retry is safe
 BACKOFF_S = 0.5  # before the first retry; doubled before each next one
@@ -81,6 +83,8 @@ class _Dropped(Exception):
 def _body_message(raw: bytes) -> str:
     """The error's message from an OpenAI-style {"error": {"message"}} body, else the body."""
     text = raw.decode("utf-8", "replace").strip()
+    if too_deep(text) is not None:  # json's parser recurses: the body is shown as it is
+        return text[:500]
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
@@ -91,6 +95,23 @@ def _body_message(raw: bytes) -> str:
     if isinstance(error, str):
         return error[:500]
     return text[:500]
+
+
+def parse_reply(raw: bytes, status: int, where: str) -> Any:
+    """The JSON value of a reply's body: HttpRefusal for a body that is not JSON (the sample
+    errs, as for an error status), a SuiteError for one nested too deep to parse safely."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HttpRefusal(status, f"not JSON: {not_utf8(exc)}") from None
+    try:
+        check_depth(text, f"the reply of {where}")
+    except TooDeepError as exc:  # bad input, as a deep file is: exit 2 with its place
+        raise SuiteError(exc.message) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise HttpRefusal(status, f"not JSON: {raw[:200]!r}") from None
 
 
 def _reason(exc: BaseException) -> str:
@@ -153,10 +174,7 @@ class ServerClient:
             wall_ms = (time.perf_counter() - t0) * 1000.0
             if status >= 400:
                 raise HttpRefusal(status, _body_message(raw))
-            try:
-                return Reply(json.loads(raw), wall_ms, attempt)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise HttpRefusal(status, f"not JSON: {raw[:200]!r}") from None
+            return Reply(parse_reply(raw, status, f"{self.url}{path}"), wall_ms, attempt)
         raise AssertionError("the last attempt returns or raises")
 
     def _unreachable(self, exc: _NotSent | _Dropped, tries: int) -> ServerUnreachable:

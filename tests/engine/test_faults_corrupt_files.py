@@ -80,10 +80,10 @@ def test_a_schema_file(tmp_path, capsys, fault):
 
 
 RUN_FAULTS = {
-    "truncated": "cannot read run file {path}: Unterminated string starting at: line 854",
+    "truncated": "{path}: not JSON (Unterminated string starting, line 854",
     "wrong version": "{path} is a version 99 run file; this Maskscope reads versions 1 and 2",
     "binary": "cannot read run file {path}: it is not UTF-8 text (byte 0x89 at offset 0)",
-    "empty": "cannot read run file {path}: Expecting value: line 1 column 1",
+    "empty": "{path}: not JSON (Expecting value, line 1, column 1)",
     "not UTF-8": "cannot read run file {path}: it is not UTF-8 text (byte 0x",
 }
 

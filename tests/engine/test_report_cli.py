@@ -33,7 +33,7 @@ def test_report_defaults_to_the_run_beside_it(tmp_path):
 
 @pytest.mark.parametrize(
     "content, reason",
-    [(None, "run file not found"), ("{not json", "cannot read run file")],
+    [(None, "run file not found"), ("{not json", "{run}: not JSON")],
 )
 def test_a_missing_or_corrupt_run_file_exits_2_with_one_line(tmp_path, capsys, content, reason):
     run = tmp_path / "run.json"
@@ -42,7 +42,7 @@ def test_a_missing_or_corrupt_run_file_exits_2_with_one_line(tmp_path, capsys, c
     out = tmp_path / "report.html"
     assert main(["report", str(run), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"maskscope: {reason}") and err.count("\n") == 1
+    assert err.startswith(f"maskscope: {reason.format(run=run)}") and err.count("\n") == 1
     assert not out.exists()
 
 

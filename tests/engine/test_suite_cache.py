@@ -116,7 +116,9 @@ def test_a_symlinked_subfolder_pointing_outside_is_not_emptied(tmp_path):
 
 
 def test_a_result_file_with_a_hostile_run_key_is_refused_naming_file_and_field(tmp_path):
-    result = {"format": FORMAT, "samples": [{"run_key": "ab" * 32}, {"run_key": "/etc/x"}]}
+    sample = {"case": "c", "index": 0, "text": "", "metrics": {"mean_valid_mass": None}}
+    samples = [sample | {"run_key": "ab" * 32}, sample | {"index": 1, "run_key": "/etc/x"}]
+    result = {"format": FORMAT, "samples": samples}
     path = tmp_path / "r.json"
     path.write_text(json.dumps(result), encoding="utf-8")
     with pytest.raises(SuiteError) as found:
