@@ -53,9 +53,9 @@ def restore(window: MainWindow, state: WorkState) -> None:
 
 
 def _suite_name(snapshot: dict[str, Any]) -> str:
-    data = snapshot.get("suite")
+    data = snapshot.get("base")  # SuiteEditor.snapshot: the suite as its file had it
     name = data.get("name") if isinstance(data, dict) else None
-    return f"“{name}”" if isinstance(name, str) and name else ""
+    return f" “{name}”" if isinstance(name, str) and name else ""
 
 
 class RestoreBanner(QFrame):
@@ -89,7 +89,7 @@ class RestoreBanner(QFrame):
         when = time.strftime("%H:%M on %d %b", time.localtime(state.saved_at))
         what = state.path or (f"example “{state.example}”" if state.example else "untitled")
         if state.suite is not None:
-            what += f"; unsaved suite {_suite_name(state.suite)}"
+            what += f"; unsaved suite{_suite_name(state.suite)}"
         more = f" ({left - 1} more after this one)" if (left := self.pending) > 1 else ""
         self.label.setText(
             f"<b>Maskscope did not quit cleanly.</b> Restore the work autosaved at {when} "

@@ -133,7 +133,7 @@ def test_unsaved_suite_edits_come_back_after_a_crash(
 
     again = open_window(qtbot, store, monkeypatch)
     banner = again.restore_banner
-    assert banner.isVisible() and "unsaved suite" in banner.label.text()
+    assert banner.isVisible() and "unsaved suite “suite”" in banner.label.text()
     banner.restore_button.click()
     restored = again.suites.pane.editor
     assert restored.cases.rows == rows and restored.prompt.toPlainText() == prompt
