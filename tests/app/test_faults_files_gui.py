@@ -110,7 +110,7 @@ def test_a_schema_with_a_byte_order_mark_opens_without_it(win: MainWindow, tmp_p
 @pytest.mark.parametrize(
     "content, words",
     [
-        (RUN.read_bytes()[:5000], "cannot read run file"),
+        (RUN.read_bytes()[:5000], "not JSON"),
         (b"", "Expecting value"),
         (b'{"format": "maskscope-run", "version": 99}', "version 99 run file"),
     ],
