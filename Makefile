@@ -68,8 +68,10 @@ test: setup sysdeps
 test-fast: setup
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow and not soak"
 
-# Minutes of back-to-back runs: memory and open files must stay flat (issue 13).
-soak: setup
+# Minutes of back-to-back runs: memory and open files must stay flat (issue 13); long runs in
+# a real X session (Xvfb, openbox) under tooltips, scrolling and clicks never crash (issue 22).
+soak: EXTRA_DEBS = xvfb openbox xdotool
+soak: setup sysdeps
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -s -m soak
 
 bench: setup
