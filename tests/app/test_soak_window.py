@@ -114,7 +114,11 @@ class User:
 
     def act(self, panes: dict[str, list[int] | None], turn: int) -> None:
         """One of: hover for a tooltip (text, bars, mass plot), the wheel over the text, a
-        click on a token, on the slider or on the mass plot (each selects a step). The bars
+        click on a token, on the slider or on the mass plot (each selects a step), and
+        following the run again (the text scrolled to its end, End on the slider) with the
+        pointer resting on the text.
+        The last is where the window died: the chart follows the newest step, and the output
+        outlines it while its token may still wait for the output's next flush. The bars
         are only hovered: a click on a candidate would start a branch."""
         kind = (
             "hover-text",
@@ -124,9 +128,11 @@ class User:
             "hover-mass",
             "click-slider",
             "click-mass",
-        )[turn % 7]
+            "follow-slider",
+        )[turn % 8]
         pane = panes.get(kind.split("-")[-1] if "-" in kind else "text")
-        if not pane or pane[2] < 8 or pane[3] < 8:  # the slider is 15 px high
+        text = panes.get("text")
+        if not pane or not text or min(pane[2:] + text[2:]) < 8:  # the slider is 15 px high
             return
         x, y = self.point(pane)
         if kind.startswith("hover"):
@@ -134,6 +140,13 @@ class User:
         elif kind == "wheel":
             button = self.random.choice(("4", "5"))
             self.xdotool("mousemove", "--sync", x, y, "click", "--repeat", "3", button)
+        elif kind == "follow-slider":  # the text's end in view: it keeps up as it grows
+            rest = self.point(text)
+            self.xdotool(
+                "mousemove", "--sync", *rest, "click", "--repeat", "200", "--delay", "1", "5"
+            )
+            self.xdotool("mousemove", "--sync", x, y, "click", "1", "key", "End")
+            self.xdotool("mousemove", "--sync", *rest, "sleep", "12.0")
         else:
             self.xdotool("mousemove", "--sync", x, y, "click", "1")
 
