@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from app.shell import bug_report
 from app.shell.app_icon import app_icon
 from engine.cli.base import (
     EXIT_BAD_INPUT,
@@ -84,6 +85,7 @@ def main_gui(args: argparse.Namespace) -> int:
     app.setWindowIcon(app_icon())
     collector = gui_thread_garbage_collector()  # noqa: F841 (kept alive while the app runs)
     window = MainWindow()
+    bug_report.install(window)
     if args.example:
         window.load_example(load_example(args.example))
     opened = (

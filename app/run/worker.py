@@ -24,6 +24,7 @@ from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
+from engine.internal_log import internal_error_text
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import LoadCancelled, Model
 from engine.model.paths import note_model
@@ -159,8 +160,7 @@ class _Worker(QObject):
         except MaskscopeError as e:
             self.sig_error.emit(e.kind, e.message)
         except Exception as e:  # a bug must not kill the thread; the UI shows one line
-            log.exception("model load failed")
-            self.sig_error.emit("internal", f"{type(e).__name__}: {e}")
+            self.sig_error.emit("internal", internal_error_text(e, "the window: a model load"))
         finally:
             self.sig_idle.emit()
 
@@ -171,8 +171,7 @@ class _Worker(QObject):
         except MaskscopeError as e:
             self.sig_error.emit(e.kind, e.message)
         except Exception as e:
-            log.exception("run failed")
-            self.sig_error.emit("internal", f"{type(e).__name__}: {e}")
+            self.sig_error.emit("internal", internal_error_text(e, "the window: a run"))
         finally:
             self.sig_idle.emit()
 
@@ -197,8 +196,7 @@ class _Worker(QObject):
         except MaskscopeError as e:
             self.sig_suite_error.emit(e.kind, e.message)
         except Exception as e:
-            log.exception("suite run failed")
-            self.sig_suite_error.emit("internal", f"{type(e).__name__}: {e}")
+            self.sig_suite_error.emit("internal", internal_error_text(e, "the window: a suite run"))
         finally:
             self.sig_idle.emit()
 

@@ -6,6 +6,7 @@ ready for a run that works."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -101,11 +102,12 @@ def test_a_grammar_with_no_token_at_the_first_step(
 
 
 def test_the_worker_raises_mid_run(
-    window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A bug after some steps (no input makes the real engine raise anything but a
     MaskscopeError, so the fault is put in): the real generator runs two steps, then its
     wrapper raises, as a bug in the decoding loop would."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))  # the traceback's log file
     real = app.run.worker.generate
 
     def breaks_after_two(*args: Any) -> Iterator[Any]:
@@ -120,7 +122,10 @@ def test_the_worker_raises_mid_run(
     prompt = window.prompt_pane.text()
     run_to_end(window)
     assert window.last_result is None
-    assert window.last_error == ("internal", "RuntimeError: a bug at step 2")
+    kind, message = window.last_error
+    assert kind == "internal"
+    assert message.startswith("internal error (RuntimeError: a bug at step 2): a bug in Maskscope")
+    assert "RuntimeError" in Path(message.rsplit("the traceback is in ", 1)[1]).read_text()
     assert window.banner.isVisible() and "a bug at step 2" in window.banner.label.text()
     assert len(window._run_records) == 2  # what it showed before the bug stays shown
     assert window.run_action.isEnabled() and not window.stop_action.isEnabled()

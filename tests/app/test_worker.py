@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,11 +18,12 @@ RUN_TIMEOUT_MS = 120_000
 
 @pytest.mark.slow
 def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
-    window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, use_example, run_to_end, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """No input makes the real engine raise anything but a MaskscopeError (that would be a
     bug, and fixed), so this one stand-in is needed: the worker's compile_schema raises
     a RuntimeError on its first call and is the real one afterwards."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))  # the traceback's log file
     real: Callable[[str], Any] = app.run.worker.compile_schema
     calls: list[str] = []
 
@@ -35,7 +37,10 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     use_example(window, "currency", max_tokens=40)
     run_to_end(window)
     assert window.last_result is None
-    assert window.last_error == ("internal", "RuntimeError: an engine bug")
+    kind, message = window.last_error
+    assert kind == "internal"
+    assert message.startswith("internal error (RuntimeError: an engine bug): a bug in Maskscope")
+    assert "RuntimeError" in Path(message.rsplit("the traceback is in ", 1)[1]).read_text()
     assert window.banner.isVisible() and "an engine bug" in window.banner.label.text()
     assert window.run_action.isEnabled()
 
