@@ -35,11 +35,22 @@ def write_log(exc: BaseException, context: str) -> Path:
 
 def internal_error_text(exc: BaseException, context: str) -> str:
     """`internal error (Kind: words): a bug in Maskscope, not your input; the traceback is
-    in PATH`. The log is written as a side effect, where it can be."""
+    in PATH`: the command line's line. The log is written as a side effect, where it can be."""
+    what, where = _parts(exc, context)
+    return f"internal error ({what}): a bug in Maskscope, not your input; {where}"
+
+
+def bug_message(exc: BaseException, context: str) -> str:
+    """The same for the window, whose banner already says "Internal error"."""
+    what, where = _parts(exc, context)
+    return f"{what}. A bug in Maskscope, not your input; {where}"
+
+
+def _parts(exc: BaseException, context: str) -> tuple[str, str]:
     words = " ".join(str(exc).split())[:_MESSAGE_CHARS]
     what = f"{type(exc).__name__}: {words}" if words else type(exc).__name__
     try:
         where = f"the traceback is in {write_log(exc, context)}"
     except OSError as err:  # a full or read-only disk must not hide the first error
         where = f"the traceback could not be written to {log_dir()}: {err.strerror or err}"
-    return f"internal error ({what}): a bug in Maskscope, not your input; {where}"
+    return what, where

@@ -24,7 +24,7 @@ from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
-from engine.internal_log import internal_error_text
+from engine.internal_log import bug_message
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import LoadCancelled, Model
 from engine.model.paths import note_model
@@ -160,7 +160,7 @@ class _Worker(QObject):
         except MaskscopeError as e:
             self.sig_error.emit(e.kind, e.message)
         except Exception as e:  # a bug must not kill the thread; the UI shows one line
-            self.sig_error.emit("internal", internal_error_text(e, "the window: a model load"))
+            self.sig_error.emit("internal", bug_message(e, "the window: a model load"))
         finally:
             self.sig_idle.emit()
 
@@ -171,7 +171,7 @@ class _Worker(QObject):
         except MaskscopeError as e:
             self.sig_error.emit(e.kind, e.message)
         except Exception as e:
-            self.sig_error.emit("internal", internal_error_text(e, "the window: a run"))
+            self.sig_error.emit("internal", bug_message(e, "the window: a run"))
         finally:
             self.sig_idle.emit()
 
@@ -196,7 +196,7 @@ class _Worker(QObject):
         except MaskscopeError as e:
             self.sig_suite_error.emit(e.kind, e.message)
         except Exception as e:
-            self.sig_suite_error.emit("internal", internal_error_text(e, "the window: a suite run"))
+            self.sig_suite_error.emit("internal", bug_message(e, "the window: a suite run"))
         finally:
             self.sig_idle.emit()
 

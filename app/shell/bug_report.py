@@ -10,7 +10,7 @@ import threading
 from types import TracebackType
 from typing import Protocol
 
-from engine.internal_log import internal_error_text
+from engine.internal_log import bug_message
 
 
 class _Reporter(Protocol):
@@ -25,8 +25,8 @@ def install(window: _Reporter) -> None:
         if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: not a bug
             previous(kind, exc, tb)
             return
-        text = internal_error_text(exc.with_traceback(tb), "the window")
-        print(f"maskscope: {text}", file=sys.stderr)
+        text = bug_message(exc.with_traceback(tb), "the window")
+        print(f"maskscope: internal error: {text}", file=sys.stderr)
         if threading.current_thread() is threading.main_thread():  # widgets: GUI thread only
             window.report_problem("Internal error", text)
 

@@ -41,7 +41,7 @@ def test_an_uncaught_exception_is_logged_and_named_in_the_banner(state_home, cap
     sys.excepthook(type(exc), exc, exc.__traceback__)
     [(title, message)] = window.reports
     assert title == "Internal error"
-    assert message.startswith("internal error (KeyError: 'missing'): a bug in Maskscope")
+    assert message.startswith("KeyError: 'missing'. A bug in Maskscope, not your input")
     logged = Path(message.rsplit("the traceback is in ", 1)[1])
     assert logged.is_relative_to(state_home)
     assert "_raise_in_a_slot" in logged.read_text(encoding="utf-8")

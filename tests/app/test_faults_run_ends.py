@@ -124,7 +124,7 @@ def test_the_worker_raises_mid_run(
     assert window.last_result is None
     kind, message = window.last_error
     assert kind == "internal"
-    assert message.startswith("internal error (RuntimeError: a bug at step 2): a bug in Maskscope")
+    assert message.startswith("RuntimeError: a bug at step 2. A bug in Maskscope")
     assert "RuntimeError" in Path(message.rsplit("the traceback is in ", 1)[1]).read_text()
     assert window.banner.isVisible() and "a bug at step 2" in window.banner.label.text()
     assert len(window._run_records) == 2  # what it showed before the bug stays shown

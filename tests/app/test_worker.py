@@ -39,7 +39,7 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     assert window.last_result is None
     kind, message = window.last_error
     assert kind == "internal"
-    assert message.startswith("internal error (RuntimeError: an engine bug): a bug in Maskscope")
+    assert message.startswith("RuntimeError: an engine bug. A bug in Maskscope")
     assert "RuntimeError" in Path(message.rsplit("the traceback is in ", 1)[1]).read_text()
     assert window.banner.isVisible() and "an engine bug" in window.banner.label.text()
     assert window.run_action.isEnabled()
