@@ -12,6 +12,12 @@ DEFAULT_BACKEND = "llguidance"
 # llguidance's own JSON Schema compiler, which only the llguidance backend can run.
 COMPILERS = ("maskscope", "llamacpp", "llguidance")
 DEFAULT_COMPILER = "maskscope"
+# outlines: outlines-core's compiler (a regex, not GBNF) and its Index/Guide backend, which
+# run only with each other. The engine takes them; the window, `check`'s table and the
+# benchmark still enumerate COMPILERS/BACKENDS, which gain them once those places handle a
+# backend that runs only its own compiler's grammar (issue 23).
+ENGINE_COMPILERS = (*COMPILERS, "outlines")
+ENGINE_BACKENDS = (*BACKENDS, "outlines")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +91,11 @@ class GenerationSettings:
         """Why these settings cannot run together, in one line; None when they can."""
         other = self.cross_check_compiler if self.cross_check else None
         for name in (self.compiler, other):
-            if name is not None and name not in COMPILERS:
-                return f"unknown compiler {name!r}; choose one of {', '.join(COMPILERS)}"
+            if name is not None and name not in ENGINE_COMPILERS:
+                return f"unknown compiler {name!r}; choose one of {', '.join(ENGINE_COMPILERS)}"
+        outlines = _outlines_problem(self.compiler, self.backend, self.cross_check, other)
+        if outlines is not None:
+            return outlines
         if "llguidance" in (self.compiler, other) and self.backend != "llguidance":
             return (
                 "the llguidance compiler's grammar runs on the llguidance backend only: "
@@ -102,3 +111,26 @@ class GenerationSettings:
                 "compiler's runs on llguidance only: cross-check another compiler instead"
             )
         return None
+
+
+def _outlines_problem(
+    compiler: str, backend: str, cross_check: bool, other: str | None
+) -> str | None:
+    """Why an outlines run cannot go ahead: its regex runs on its backend only, and that
+    backend runs nothing else (it takes a regex, not GBNF)."""
+    if backend == "outlines" and compiler != "outlines":
+        return (
+            "the outlines backend runs the outlines compiler's regex only: "
+            "choose the outlines compiler or another backend"
+        )
+    if "outlines" in (compiler, other) and backend != "outlines":
+        return (
+            "the outlines compiler's regex runs on the outlines backend only: "
+            "choose the outlines backend or another compiler"
+        )
+    if backend == "outlines" and cross_check:
+        return (
+            "the outlines compiler's regex runs on no other backend, and the outlines "
+            "backend runs no other compiler's grammar: there is nothing to cross-check"
+        )
+    return None

@@ -11,9 +11,10 @@ from engine.grammar.llamacpp_converter import schema_to_gbnf
 from engine.grammar.llamacpp_coverage import unenforced_keywords
 from engine.grammar.llguidance_compiler import compile_llguidance
 from engine.grammar.maskscope.compiler import compile_to_gbnf
+from engine.grammar.outlines_compiler import compile_outlines
 from engine.grammar.report import Unenforced
 from engine.schema.parse import parse_schema
-from engine.settings import COMPILERS, DEFAULT_COMPILER
+from engine.settings import DEFAULT_COMPILER, ENGINE_COMPILERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,8 @@ class CompiledSchema:
 
     `gbnf` is what the maskscope and llamacpp compilers produce, and runs on both backends.
     The llguidance compiler produces no GBNF: `llguidance_grammar` holds llguidance's own
-    grammar (from its JSON Schema compiler), which only the llguidance backend runs.
+    grammar (from its JSON Schema compiler), which only the llguidance backend runs. The
+    outlines compiler produces a regex, `outlines_regex`, which only the outlines backend runs.
     """
 
     schema: Any
@@ -31,18 +33,23 @@ class CompiledSchema:
     unenforced: tuple[Unenforced, ...] = ()  # keywords the grammar skips: warn, don't fail
     compiler: str = DEFAULT_COMPILER
     llguidance_grammar: str | None = None
+    outlines_regex: str | None = None
     # Maskscope's compiler only: (JSON path, GBNF rule) pairs, for the grammar view.
     rule_paths: tuple[tuple[str, str], ...] = ()
 
 
 def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchema:
     """Parse, meta-validate and compile schema text; every failure is a MaskscopeError."""
-    if compiler not in COMPILERS:
-        raise GrammarError(f"unknown compiler {compiler!r}; choose one of {', '.join(COMPILERS)}")
+    if compiler not in ENGINE_COMPILERS:
+        choices = ", ".join(ENGINE_COMPILERS)
+        raise GrammarError(f"unknown compiler {compiler!r}; choose one of {choices}")
     schema = parse_schema(text)
     if compiler == "llguidance":
         grammar, unenforced = compile_llguidance(schema)
         return CompiledSchema(schema, "", text, unenforced, compiler, llguidance_grammar=grammar)
+    if compiler == "outlines":
+        regex, unenforced = compile_outlines(schema)
+        return CompiledSchema(schema, "", text, unenforced, compiler, outlines_regex=regex)
     rule_paths: tuple[tuple[str, str], ...] = ()
     if compiler == "maskscope":
         own = compile_to_gbnf(schema)
