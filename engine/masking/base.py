@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from engine.errors import GrammarError
-from engine.settings import BACKENDS
+from engine.settings import ENGINE_BACKENDS
 
 if TYPE_CHECKING:
     from engine.grammar.compile import CompiledSchema
@@ -49,6 +49,12 @@ class MaskBackend(Protocol):
 
 
 def make_backend(name: str, model: Model, compiled: CompiledSchema) -> MaskBackend:
+    if name == "outlines":
+        from engine.masking.outlines import OutlinesBackend
+
+        return OutlinesBackend(model, compiled)
+    if compiled.outlines_regex is not None:
+        raise GrammarError("the outlines compiler's regex runs on the outlines backend only")
     if name == "llamacpp":
         if compiled.llguidance_grammar is not None:
             raise GrammarError(
@@ -61,4 +67,5 @@ def make_backend(name: str, model: Model, compiled: CompiledSchema) -> MaskBacke
         from engine.masking.llguidance import LlguidanceBackend
 
         return LlguidanceBackend(model, compiled)
-    raise GrammarError(f"unknown mask backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    choices = ", ".join(ENGINE_BACKENDS)
+    raise GrammarError(f"unknown mask backend {name!r}; choose one of {choices}")

@@ -1,0 +1,227 @@
+"""outlines-core: the masks Outlines applies, from the outlines compiler's regex.
+
+outlines-core compiles the regex into an automaton over bytes and then walks every token
+of the vocabulary through it from every state (its `Index`). After that a mask is a table
+lookup (about 7 µs over Gemma's 262,144 tokens), but the walk is slow: on 2 cores the
+bundled examples took from 0.25 s (currency) to 45 s (order) on Gemma's vocabulary. So:
+
+- the Index is cached in memory per (regex, vocabulary digest), the way the grammar judge
+  caches its verdicts, and a build already under way is joined, not started twice;
+- the build runs in Rust without a way to stop it. It releases the GIL, so it runs on a
+  daemon thread that the caller stops waiting for: past the time limit a build is a
+  GrammarError "did not compile in N s" (a finding about the schema), and `should_stop()`
+  ends the wait with LoadCancelled. An abandoned build goes on using a core until it ends
+  and then fills the cache, so asking again later finds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import llama_cpp
+import numpy as np
+import outlines_core
+
+from engine.errors import GrammarError
+
+if TYPE_CHECKING:
+    from engine.grammar.compile import CompiledSchema
+    from engine.model.llama import Model
+
+DEFAULT_INDEX_LIMIT_S = 300.0  # the order example takes about 45 s on 2 cores
+_CACHED_INDEXES = 4  # an Index for a 262k vocabulary can hold over 100 MB
+_POLL_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class OutlinesVocabulary:
+    """outlines-core's view of the model's vocabulary, and what it leaves out."""
+
+    vocabulary: outlines_core.Vocabulary
+    digest: str  # of every (piece, ids) pair and the end token: part of the Index's key
+    eos: int  # the end token outlines-core knows (it takes one)
+    ends: np.ndarray  # every end-of-generation token, allowed wherever `eos` is
+
+
+_vocabularies: weakref.WeakKeyDictionary[Model, OutlinesVocabulary] = weakref.WeakKeyDictionary()
+_vocabulary_lock = threading.Lock()
+
+
+def vocabulary_for(model: Model) -> OutlinesVocabulary:
+    """Built once per model (about 0.9 s for 262,144 tokens)."""
+    with _vocabulary_lock:
+        found = _vocabularies.get(model)
+        if found is None:
+            found = _vocabularies[model] = _build_vocabulary(model)
+        return found
+
+
+def _build_vocabulary(model: Model) -> OutlinesVocabulary:
+    """Token pieces as bytes (outlines-core matches them as UTF-8 byte strings, so a lone
+    byte token is one byte of a character, as the model writes it).
+
+    Left out: the end tokens (outlines-core refuses its EOS in the map and knows only one),
+    tokens with no bytes, and special tokens, whose text (`<start_of_image>`) is not text
+    the model writes; Outlines itself builds from the tokenizer's vocabulary without the
+    added special tokens."""
+    ends = {int(t) for t in model.eog_ids}
+    if not ends:
+        raise GrammarError("the model has no end-of-generation token for outlines-core")
+    eos = min(ends)
+    pieces: dict[bytes, list[int]] = {}
+    for token in range(model.n_vocab):
+        if token in ends or _special(model, token):
+            continue
+        piece = model.piece(token)
+        if piece:
+            pieces.setdefault(piece, []).append(token)
+    digest = hashlib.sha256(repr((eos, sorted(pieces.items()))).encode()).hexdigest()
+    vocabulary = outlines_core.Vocabulary(eos, pieces)
+    return OutlinesVocabulary(vocabulary, digest, eos, np.array(sorted(ends), dtype=np.int64))
+
+
+def _special(model: Model, token: int) -> bool:
+    """Control tokens, and user-defined ones written like `<this>` (llguidance's rule)."""
+    attr = llama_cpp.llama_vocab_get_attr(model.vocab, token)
+    if attr & (llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN):
+        return True
+    if attr & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED:
+        piece = model.piece(token)
+        return piece.startswith(b"<") and piece.endswith(b">")
+    return False
+
+
+_IndexKey = tuple[str, str]
+_indexes: OrderedDict[_IndexKey, outlines_core.Index] = OrderedDict()
+_building: dict[_IndexKey, Future[outlines_core.Index]] = {}
+_index_lock = threading.Lock()
+
+
+def index_for(
+    regex: str,
+    vocab: OutlinesVocabulary,
+    should_stop: Callable[[], bool] | None = None,
+    limit_s: float = DEFAULT_INDEX_LIMIT_S,
+) -> outlines_core.Index:
+    """The Index of `regex` over `vocab`, from the cache or built within `limit_s`."""
+    key = (regex, vocab.digest)
+    with _index_lock:
+        if key in _indexes:
+            _indexes.move_to_end(key)
+            return _indexes[key]
+        future = _building.get(key)
+        if future is None:
+            future = _building[key] = _start_build(key, regex, vocab.vocabulary)
+    return _wait(future, should_stop or (lambda: False), limit_s)
+
+
+def _start_build(
+    key: _IndexKey, regex: str, vocabulary: outlines_core.Vocabulary
+) -> Future[outlines_core.Index]:
+    future: Future[outlines_core.Index] = Future()
+
+    def build() -> None:
+        try:
+            index = outlines_core.Index(regex, vocabulary)
+        except BaseException as exc:  # handed to whoever waits
+            with _index_lock:
+                _building.pop(key, None)
+            future.set_exception(exc)
+            return
+        with _index_lock:
+            _building.pop(key, None)
+            _indexes[key] = index
+            while len(_indexes) > _CACHED_INDEXES:
+                _indexes.popitem(last=False)
+        future.set_result(index)
+
+    threading.Thread(target=build, name="outlines-index", daemon=True).start()
+    return future
+
+
+def _wait(
+    future: Future[outlines_core.Index], should_stop: Callable[[], bool], limit_s: float
+) -> outlines_core.Index:
+    from engine.model.llama import LoadCancelled  # loads llama.cpp: proven by now
+
+    deadline = time.monotonic() + limit_s
+    while True:
+        try:
+            return future.result(timeout=max(0.0, min(_POLL_S, deadline - time.monotonic())))
+        except FutureTimeout:
+            if should_stop():
+                raise LoadCancelled("the outlines index was not built: stopped") from None
+            if time.monotonic() >= deadline:
+                raise GrammarError(
+                    f"outlines-core's index did not compile in {limit_s:g} s",
+                    "its build goes on in the background and is kept if it ends",
+                ) from None
+        except ValueError as exc:  # outlines-core's word on a regex it cannot index
+            raise GrammarError("outlines-core cannot index the regex", str(exc)) from None
+
+
+class OutlinesBackend:
+    name = "outlines"
+    cheap_full_mask = True  # a table lookup: about 7 µs over a 262k vocabulary
+
+    def __init__(
+        self,
+        model: Model,
+        compiled: CompiledSchema,
+        should_stop: Callable[[], bool] | None = None,
+        limit_s: float = DEFAULT_INDEX_LIMIT_S,
+    ) -> None:
+        if compiled.outlines_regex is None:
+            raise GrammarError(
+                "the outlines backend runs the outlines compiler's regex only: "
+                "choose the outlines compiler or another backend"
+            )
+        self._n_vocab = model.n_vocab
+        self._vocab = vocabulary_for(model)
+        index = index_for(compiled.outlines_regex, self._vocab, should_stop, limit_s)
+        self._guide = outlines_core.Guide(index)
+        # Words wide enough for the model's ids and outlines-core's EOS, whichever is larger.
+        width = max(self._n_vocab, self._vocab.eos + 1)
+        self._bits = np.zeros((width + 31) // 32, dtype=np.int32)
+        self._mask: np.ndarray | None = None
+
+    def prepare(self, likely: np.ndarray | None = None) -> None:
+        """Nothing to start ahead: the mask is a lookup."""
+
+    def full_mask(self) -> np.ndarray:
+        if self._mask is None:
+            self._bits.fill(0)
+            self._guide.write_mask_into(self._bits.ctypes.data, self._bits.size, 4)
+            bits = np.unpackbits(self._bits.view(np.uint8), bitorder="little")
+            mask = bits[: self._n_vocab].astype(bool)
+            if mask[self._vocab.eos]:
+                mask[self._vocab.ends] = True  # outlines-core knows one end token
+            self._mask = mask
+        return self._mask
+
+    def check(self, token_ids: np.ndarray) -> np.ndarray:
+        return self.full_mask()[token_ids]
+
+    def accept(self, token: int) -> None:
+        if token in self._vocab.ends:
+            token = self._vocab.eos
+        if not self._guide.accepts_tokens([token]):
+            raise GrammarError(f"outlines-core refused token {token}")
+        self._guide.advance(token, return_tokens=False)
+        self._mask = None
+
+    def reset(self) -> None:
+        self._guide.reset()
+        self._mask = None
+
+    def close(self) -> None:
+        """Nothing native to free by hand: the Index stays cached, the Guide is Python's."""
