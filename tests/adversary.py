@@ -34,6 +34,7 @@ PAIRINGS = [
     ("llamacpp", "llamacpp"),
     ("llamacpp", "llguidance"),
     ("llguidance", "llguidance"),
+    ("outlines", "outlines"),
 ]
 ENDED_BY_GRAMMAR = (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
 
