@@ -81,6 +81,8 @@ class Tally:
     truncated: int = 0
     bad_endings: list[str] = field(default_factory=list)  # grammar ended, text not valid
     bad_steps: list[str] = field(default_factory=list)  # a step allowed a UTF-8 breaker
+    # The engine failed mid-run: a backend refusing a token its own mask allowed ends here.
+    errors: list[str] = field(default_factory=list)
 
 
 def run_one(
@@ -118,6 +120,8 @@ def run_one(
             tally.bad_endings.append(f"{where}: {result.text[:80]!r}: {problem}")
     elif result.finish_reason is FinishReason.MAX_TOKENS:
         tally.truncated += 1
+    elif result.finish_reason is FinishReason.ERROR:
+        tally.errors.append(f"{where}: {result.message}")
 
 
 def _broken_promise(result: RunResult, compiled: CompiledSchema, out: bytes) -> str | None:

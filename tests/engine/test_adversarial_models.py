@@ -60,6 +60,7 @@ def test_random_model_never_breaks_the_grammar_promise(family):
     print(_report(family, tally))
     assert tally.bad_steps == []
     assert tally.bad_endings == []
+    assert tally.errors == []
     assert tally.runs == len(SAMPLE_EXAMPLES) * len(PAIRINGS) * SAMPLE_SEEDS
     assert tally.ended_by_grammar > 0  # the sample does reach the end of a grammar
 
@@ -72,3 +73,4 @@ def test_random_model_sweep(family):
     print(_report(family, tally))
     assert tally.bad_steps == []
     assert tally.bad_endings == []
+    assert tally.errors == []
