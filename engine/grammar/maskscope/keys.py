@@ -15,12 +15,11 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from engine.errors import GrammarError
+from engine.grammar.maskscope.charsets import ANY, without_surrogates
 from engine.grammar.maskscope.regex import Alt, Anchor, Chars, Node, Repeat, Seq, parse
 from engine.grammar.maskscope.rules import Rules, alternatives, char_class, literal
 
 _TOP = 0x110000
-_SURROGATES = (0xD800, 0xDFFF)
-_ANY = ((0, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, _TOP - 1))
 _NAMES = -1  # the signature tag of declared names
 _MAX_STATES = 100  # past this, elimination blows up: keep the reported fallback
 _MAX_COPIES = 64
@@ -87,7 +86,7 @@ class _Nfa:
     def any_loop(self, start: int) -> int:
         loop = self.state()
         self.eps[start].append(loop)
-        self.edges[loop].append((_ANY, loop))
+        self.edges[loop].append((ANY, loop))
         return loop
 
     def add_pattern(self, pattern: str, tag: int, start: int) -> None:
@@ -176,7 +175,8 @@ class KeyClasses:
                 if _inside(lo, ranges, los)
             }
             by_target.setdefault(self._closure(hit), []).append((lo, nxt - 1))
-        return [(tuple(_no_surrogates(r)), t) for t, r in by_target.items() if _no_surrogates(r)]
+        kept = ((without_surrogates(r), t) for t, r in by_target.items())
+        return [(r, t) for r, t in kept if r]
 
     def signature(self, state: State) -> frozenset[int]:
         return frozenset(self._nfa.tags[s] for s in state if s in self._nfa.tags)
@@ -325,17 +325,6 @@ def _inside(point: int, ranges: tuple[tuple[int, int], ...], los: list[int]) -> 
     return i >= 0 and ranges[i][0] <= point <= ranges[i][1]
 
 
-def _no_surrogates(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out = []
-    for lo, hi in ranges:
-        if hi < _SURROGATES[0] or lo > _SURROGATES[1]:
-            out.append((lo, hi))
-            continue
-        if lo < _SURROGATES[0]:
-            out.append((lo, _SURROGATES[0] - 1))
-        if hi > _SURROGATES[1]:
-            out.append((_SURROGATES[1] + 1, hi))
-    return out
 
 
 def _escaped_class(ranges: tuple[tuple[int, int], ...]) -> str:

@@ -23,17 +23,21 @@ from functools import cache, lru_cache
 from typing import Literal
 
 from engine.errors import GrammarError
+from engine.grammar.maskscope.charsets import (
+    ANY,
+    MAX_CODE,
+    SURROGATES,
+    Ranges,
+    complement,
+    normalize,
+    without_surrogates,
+)
 from engine.grammar.maskscope.rules import Rules, alternatives, literal
 
-MAX_CODE = 0x10FFFF
-_SURROGATES = (0xD800, 0xDFFF)
 # llama.cpp's grammar engine crashes or refuses on repeats much longer than this.
 MAX_REPEAT = 1000
 # How many anchored alternatives `(^|x)...` may expand into before we give up.
 _MAX_FORMS = 32
-
-Ranges = tuple[tuple[int, int], ...]
-
 
 class RegexUnsupported(GrammarError):
     """The pattern cannot become a grammar (a lookaround, a backreference, ...)."""
@@ -42,60 +46,26 @@ class RegexUnsupported(GrammarError):
 # ---------------------------------------------------------------- character sets
 
 
-def _normalize(ranges: list[tuple[int, int]]) -> Ranges:
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
-        else:
-            merged.append((lo, hi))
-    return tuple(merged)
-
-
-def _complement(ranges: Ranges) -> Ranges:
-    out, start = [], 0
-    for lo, hi in ranges:
-        if lo > start:
-            out.append((start, lo - 1))
-        start = hi + 1
-    if start <= MAX_CODE:
-        out.append((start, MAX_CODE))
-    return _without_surrogates(tuple(out))
-
-
-def _without_surrogates(ranges: Ranges) -> Ranges:
-    """Lone surrogates cannot occur in UTF-8 text, and llguidance refuses them in classes."""
-    s_lo, s_hi = _SURROGATES
-    out: list[tuple[int, int]] = []
-    for lo, hi in ranges:
-        if lo < s_lo:
-            out.append((lo, min(hi, s_lo - 1)))
-        if hi > s_hi:
-            out.append((max(lo, s_hi + 1), hi))
-    return tuple(out)
-
-
-ANY: Ranges = _without_surrogates(((0, MAX_CODE),))
 
 
 @cache
 def _all_chars() -> str:
     """Every code point but the surrogates, in order: Python's own engine scans it to learn
     which characters a class matches."""
-    codes = array.array("I", range(_SURROGATES[0]))
-    codes.extend(range(_SURROGATES[1] + 1, MAX_CODE + 1))
+    codes = array.array("I", range(SURROGATES[0]))
+    codes.extend(range(SURROGATES[1] + 1, MAX_CODE + 1))
     return codes.tobytes().decode(f"utf-32-{sys.byteorder[0]}e")
 
 
 def _index_to_code(i: int) -> int:
-    return i if i < _SURROGATES[0] else i + (_SURROGATES[1] - _SURROGATES[0] + 1)
+    return i if i < SURROGATES[0] else i + (SURROGATES[1] - SURROGATES[0] + 1)
 
 
 @cache
 def _matched_by(regex: str, flags: int) -> Ranges:
     """The characters that the one-character Python regex `regex` matches."""
     spans = re.finditer(f"(?:{regex})+", _all_chars(), flags)
-    return _normalize(
+    return normalize(
         [(_index_to_code(a), _index_to_code(b - 1)) for a, b in (m.span() for m in spans)]
     )
 
@@ -113,7 +83,7 @@ _CATEGORIES = {
 def _category(code: object, flags: int) -> Ranges:
     regex, negate = _CATEGORIES[code]  # type: ignore[index]
     found = _matched_by(regex, flags & sre.SRE_FLAG_ASCII)
-    return _complement(found) if negate else found
+    return complement(found) if negate else found
 
 
 def _case_closed(ranges: Ranges, flags: int) -> Ranges:
@@ -265,7 +235,7 @@ def _property(found: re.Match[str]) -> Ranges | None:
     ranges = _general_category(code)
     if ranges is None:
         return None
-    return _complement(ranges) if kind == "P" else ranges
+    return complement(ranges) if kind == "P" else ranges
 
 
 @cache
@@ -284,9 +254,9 @@ def _categories() -> dict[str, Ranges]:
 def _general_category(code: str) -> Ranges | None:
     table = _categories()
     if code == "LC":
-        return _normalize([r for cat in ("Lu", "Ll", "Lt") for r in table.get(cat, ())])
+        return normalize([r for cat in ("Lu", "Ll", "Lt") for r in table.get(cat, ())])
     if len(code) == 1 and code.isupper():
-        return _normalize([r for cat, rs in table.items() if cat[0] == code for r in rs])
+        return normalize([r for cat, rs in table.items() if cat[0] == code for r in rs])
     if len(code) == 2 and code in {"Cs"} | set(table):
         return table.get(code, ())
     return None
@@ -308,9 +278,9 @@ def _node(op: object, av: object, flags: int) -> Node:
     if op is sre.LITERAL:
         return Chars(_chars([(av, av)], flags))  # type: ignore[list-item]
     if op is sre.NOT_LITERAL:
-        return Chars(_complement(_chars([(av, av)], flags)))  # type: ignore[list-item]
+        return Chars(complement(_chars([(av, av)], flags)))  # type: ignore[list-item]
     if op is sre.ANY:
-        dot = ANY if flags & sre.SRE_FLAG_DOTALL else _complement(((10, 10),))
+        dot = ANY if flags & sre.SRE_FLAG_DOTALL else complement(((10, 10),))
         return Chars(dot)
     if op is sre.IN:
         return Chars(_in(av, flags))  # type: ignore[arg-type]
@@ -341,7 +311,7 @@ def _anchor(at: object, flags: int) -> Anchor:
 
 
 def _chars(ranges: list[tuple[int, int]], flags: int) -> Ranges:
-    found = _without_surrogates(_normalize(ranges))
+    found = without_surrogates(normalize(ranges))
     return _case_closed(found, flags) if flags & sre.SRE_FLAG_IGNORECASE else found
 
 
@@ -358,7 +328,7 @@ def _in(items: list[tuple[object, object]], flags: int) -> Ranges:
         else:
             raise RegexUnsupported(f"the pattern's class uses {str(op).lower()}")
     found = _chars(ranges, flags)
-    return _complement(found) if negate else found
+    return complement(found) if negate else found
 
 
 # ---------------------------------------------------------------- lengths
@@ -684,7 +654,7 @@ def _emit_chars(rules: Rules, ranges: Ranges) -> str:
         raise RegexUnsupported("the pattern has a class that matches no character")
     if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
         return literal(_escaped(ranges[0][0]))
-    raw = _intersect(ranges, _complement(_ESCAPED))
+    raw = _intersect(ranges, complement(_ESCAPED))
     special = [c for lo, hi in _intersect(ranges, _ESCAPED) for c in range(lo, hi + 1)]
     options = []
     if raw:
@@ -723,7 +693,7 @@ def _intersect(a: Ranges, b: Ranges) -> Ranges:
         for lo2, hi2 in b:
             if lo2 <= hi and lo <= hi2:
                 out.append((max(lo, lo2), min(hi, hi2)))
-    return _normalize(out)
+    return normalize(out)
 
 
 def _trie(strings: set[str]) -> str:
@@ -745,7 +715,7 @@ def _trie(strings: set[str]) -> str:
         head = (
             literal(chars[0])
             if len(chars) == 1
-            else _class_text(_normalize([(ord(c), ord(c)) for c in chars]))
+            else _class_text(normalize([(ord(c), ord(c)) for c in chars]))
         )
         options.append(head if rest == {""} else f"{head} {_trie(set(rest))}")
     body = alternatives(options)

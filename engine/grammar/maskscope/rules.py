@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from engine.grammar.maskscope.charsets import complement, normalize, without_surrogates
+
 # Digits a number may run to where the schema leaves its length open: without a cap, Gemma 3
 # 270M writes `180.000000...` until max_tokens. 20 hold every 64-bit integer, and a double's
 # 17 significant digits after a few zeros; digits that a schema's own bounds fix come on top
@@ -18,9 +20,6 @@ NUMBER_DIGITS = 20
 # A run of digits after the first: an integer part's, or a fraction's.
 MORE_DIGITS = f"[0-9]{{0,{NUMBER_DIGITS - 1}}}"
 
-# The largest code point, and the surrogates that UTF-8 text never holds.
-MAX_CODE = 0x10FFFF
-SURROGATES = (0xD800, 0xDFFF)
 # A character a JSON string holds as itself: anything but `"`, `\` and controls. Written
 # as char_class writes it (tests/engine/grammar/test_utf8_soundness.py holds them equal).
 _JSON_PLAIN = "[ -!#-\\[\\]-\ud7ff\ue000-\U0010ffff]"
@@ -164,40 +163,12 @@ def char_class(ranges: Iterable[tuple[int, int]], negate: bool = False) -> str:
     Always written positive and without surrogates: llama.cpp decodes any byte sequence,
     including the overlong, surrogate and past-U+10FFFF ones that are not UTF-8, and a
     negated class lets the last two through."""
-    ranges = sorted(ranges)
-    if negate:
-        ranges = _gaps(ranges)
+    merged = normalize(ranges)
     parts = []
-    for lo, hi in _cut(ranges, SURROGATES):
+    for lo, hi in complement(merged) if negate else without_surrogates(merged):
         a, b = _escape_char(chr(lo), "]^-["), _escape_char(chr(hi), "]^-[")
         parts.append(a if lo == hi else f"{a}-{b}")
     return "[" + "".join(parts) + "]"
-
-
-def _gaps(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The code points in none of the sorted `ranges`."""
-    out, start = [], 0
-    for lo, hi in ranges:
-        if lo > start:
-            out.append((start, lo - 1))
-        start = max(start, hi + 1)
-    if start <= MAX_CODE:
-        out.append((start, MAX_CODE))
-    return out
-
-
-def _cut(ranges: Iterable[tuple[int, int]], hole: tuple[int, int]) -> list[tuple[int, int]]:
-    """`ranges` without the code points of `hole`."""
-    out = []
-    for lo, hi in ranges:
-        if hi < hole[0] or lo > hole[1]:
-            out.append((lo, hi))
-            continue
-        if lo < hole[0]:
-            out.append((lo, hole[0] - 1))
-        if hi > hole[1]:
-            out.append((hole[1] + 1, hi))
-    return out
 
 
 def alternatives(options: Iterable[str]) -> str:
