@@ -66,6 +66,17 @@ class Breakers:
         return found
 
 
+def lone_byte_tokens(model: Model) -> dict[int, int]:
+    """byte -> the token whose whole piece is that one byte, for 0x80-0xFF (Gemma has one
+    for each; a model that picks them is the case llama.cpp's UTF-8 check got wrong)."""
+    found = {}
+    for t in range(model.n_vocab):
+        piece = model.piece(t)
+        if len(piece) == 1 and piece[0] >= 0x80:
+            found[piece[0]] = t
+    return found
+
+
 def undecoded_tail(data: bytes) -> bytes:
     """The bytes at the end of a valid UTF-8 prefix that do not yet make a character."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")

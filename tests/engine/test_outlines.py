@@ -17,6 +17,7 @@ from engine.grammar.compile import compile_schema
 from engine.masking.base import make_backend
 from engine.masking.outlines import index_for, vocabulary_for
 from engine.settings import GenerationSettings
+from tests.adversary import lone_byte_tokens
 
 
 def _run(model, name: str):
@@ -39,18 +40,8 @@ def test_bundled_example_runs_valid_on_the_outlines_pair(model, name):
     assert result.valid, (result.finish_reason, result.text, result.message)
 
 
-def _byte_tokens(model) -> dict[int, int]:
-    """byte -> the token whose whole piece is that one byte, for 0x80-0xFF."""
-    found = {}
-    for t in range(model.n_vocab):
-        piece = model.piece(t)
-        if len(piece) == 1 and piece[0] >= 0x80:
-            found[piece[0]] = t
-    return found
-
-
 def test_no_lone_high_byte_after_the_opening_brace(model):
-    byte_tokens = _byte_tokens(model)
+    byte_tokens = lone_byte_tokens(model)
     assert len(byte_tokens) == 128
     compiled = compile_schema(load_example("currency").schema_text, "outlines")
     backend = make_backend("outlines", model, compiled)

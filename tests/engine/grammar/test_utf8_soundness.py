@@ -18,6 +18,7 @@ from engine.examples import examples
 from engine.grammar.compile import compile_schema
 from engine.grammar.maskscope.rules import _JSON_PLAIN, PRIMITIVES, char_class
 from engine.masking.base import make_backend
+from tests.adversary import lone_byte_tokens
 
 BACKENDS = ["llamacpp", "llguidance"]
 # Schemas whose natural class is a negated one: a pattern's `[^...]`, any character, keys
@@ -49,19 +50,9 @@ def test_no_negated_class_outside_the_rule_that_matches_nothing(name):
     assert PRIMITIVES["ws-never"].startswith("[\\x00] ")  # llama.cpp stops there
 
 
-def _byte_tokens(model) -> dict[int, int]:
-    """byte -> the token whose whole piece is that byte (Gemma has one for each)."""
-    found = {}
-    for t in range(model.n_vocab):
-        piece = model.piece(t)
-        if len(piece) == 1 and piece[0] >= 0x80:
-            found[piece[0]] = t
-    return found
-
-
 @pytest.fixture(scope="module")
 def byte_tokens(model):
-    found = _byte_tokens(model)
+    found = lone_byte_tokens(model)
     assert len(found) == 128
     return found
 
