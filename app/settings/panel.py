@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -48,9 +49,10 @@ COMPILER_TIPS = {
     "llguidance": "llguidance's own JSON Schema compiler: what vLLM, SGLang and "
     "llguidance-enabled llama.cpp users get. Runs on the llguidance backend only; it refuses "
     "a schema with a keyword it cannot enforce.",
-    "outlines": "outlines-core's JSON Schema compiler: the regex Outlines runs. Runs on the "
-    "outlines backend only. It skips minimum/maximum, multipleOf, uniqueItems, not, "
-    "if/then/else, contains and min/maxProperties, and checks oneOf as anyOf.",
+    "outlines": "outlines-core's JSON Schema compiler: the regex Outlines runs, on the "
+    "outlines backend only; its index build can take tens of seconds on a large vocabulary. "
+    "It skips minimum/maximum, multipleOf, uniqueItems, not, if/then/else, contains and "
+    "min/maxProperties, and checks oneOf as anyOf.",
 }
 BACKEND_TIPS = {
     "llguidance": "llguidance computes the exact valid-token set from the grammar.",
@@ -105,7 +107,7 @@ class SettingsPanel(QGroupBox):
         self.compiler.setObjectName("compiler")
         for i, name in enumerate(COMPILERS):
             self.compiler.addItem(name)
-            self.compiler.setItemData(i, COMPILER_TIPS[name], Qt.ItemDataRole.ToolTipRole)
+            self.compiler.setItemData(i, _wrapped(COMPILER_TIPS[name]), Qt.ItemDataRole.ToolTipRole)
         self.compiler.setToolTip(
             "What turns the schema into the grammar. The note under the schema says what "
             "this compiler's grammar does not enforce."
@@ -115,7 +117,7 @@ class SettingsPanel(QGroupBox):
         self.backend.setObjectName("backend")
         for i, name in enumerate(BACKENDS):
             self.backend.addItem(name)
-            self.backend.setItemData(i, BACKEND_TIPS[name], Qt.ItemDataRole.ToolTipRole)
+            self.backend.setItemData(i, _wrapped(BACKEND_TIPS[name]), Qt.ItemDataRole.ToolTipRole)
         self.backend.setToolTip(
             "Mask backend: what computes the valid tokens from the compiler's grammar. "
             "Those that cannot run the chosen compiler's grammar are greyed out."
@@ -352,7 +354,12 @@ def _enable_item(combo: QComboBox, text: str, enabled: bool, tip: str, why_not: 
     index = combo.findText(text)
     combo.model().item(index).setEnabled(enabled)  # every QComboBox starts with a
     # QStandardItemModel, whose items can be greyed one by one
-    combo.setItemData(index, (tip if enabled else why_not) or None, Qt.ItemDataRole.ToolTipRole)
+    combo.setItemData(index, _wrapped(tip if enabled else why_not), Qt.ItemDataRole.ToolTipRole)
+
+
+def _wrapped(tip: str) -> str | None:
+    """A tooltip as rich text, which Qt wraps (plain text runs off a 1280-pixel screen)."""
+    return f"<p>{html.escape(tip, quote=False)}</p>" if tip else None
 
 
 def _sentence(problem: str | None) -> str:

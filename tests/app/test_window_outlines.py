@@ -40,9 +40,9 @@ def test_choosing_the_outlines_compiler_takes_its_backend_and_greys_the_rest(qtb
     assert panel.backend.currentText() == "outlines"
     assert _offered(panel.backend) == ["outlines"]
     assert "tens of seconds" in _tip(panel.backend, "outlines")
-    assert _tip(panel.backend, "llamacpp") == (
-        "The outlines compiler's regex runs on the outlines backend only: "
-        "choose the outlines backend or another compiler."
+    assert _tip(panel.backend, "llamacpp") == (  # rich text, so that Qt wraps it
+        "<p>The outlines compiler's regex runs on the outlines backend only: "
+        "choose the outlines backend or another compiler.</p>"
     )
     # Nothing to cross-check: the box greys, and the run it makes does not ask for one.
     assert not panel.cross_check.isEnabled() and not panel.cross_check_with.isEnabled()
