@@ -101,9 +101,7 @@ def key_order(compiler: str) -> Arrange:
         return arrange
     if compiler == "llamacpp":
         return llamacpp_order
-    # llguidance: found by experiment; outlines-core writes each object's `properties` in
-    # order, required or not (src/json_schema/parsing.rs), with its `[ ]?` around ', ', ': '.
-    if compiler in ("llguidance", "outlines"):
+    if compiler == "llguidance":  # found by experiment: `properties` order, required or not
         return properties_order
     return document_order
 

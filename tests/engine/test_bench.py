@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from bench_batch import fixed_batch
 
-from engine.bench.measure import BENCH_BACKENDS as BACKENDS  # those that run its grammar
 from engine.bench.measure import (
     BackendSamples,
     Samples,
@@ -27,6 +26,7 @@ from engine.bench.measure import (
     target_report,
 )
 from engine.bench.options import add_bench_arguments
+from engine.settings import BACKENDS
 
 TOP_NUMBERS = (
     "forward_ms_p50",
