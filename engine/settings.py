@@ -6,18 +6,106 @@ import argparse
 from dataclasses import asdict, dataclass
 from typing import Any
 
-BACKENDS = ("llguidance", "llamacpp")
-DEFAULT_BACKEND = "llguidance"
-# maskscope: Maskscope's own compiler; llamacpp: llama-cpp-python's converter; llguidance:
-# llguidance's own JSON Schema compiler, which only the llguidance backend can run.
-COMPILERS = ("maskscope", "llamacpp", "llguidance")
+# Which compiler runs on which backend is data, not branches: each compiler hands its backend
+# one kind of grammar, and each backend runs some kinds. A new engine is a row in each table
+# (and its module, named in engine/grammar/compile.py and engine/masking/base.py).
+#   maskscope: Maskscope's own compiler; llamacpp: llama-cpp-python's converter (both GBNF);
+#   llguidance: llguidance's own JSON Schema compiler (llguidance's grammar);
+#   outlines: outlines-core's build_regex_from_schema (a regex).
+GRAMMAR_KINDS: dict[str, str] = {
+    "maskscope": "gbnf",
+    "llamacpp": "gbnf",
+    "llguidance": "llguidance",
+    "outlines": "regex",
+}
+# llguidance translates GBNF into its Lark; outlines-core's Index reads a regex only.
+BACKEND_KINDS: dict[str, frozenset[str]] = {
+    "llguidance": frozenset({"gbnf", "llguidance"}),
+    "llamacpp": frozenset({"gbnf"}),
+    "outlines": frozenset({"regex"}),
+}
+_KIND_NOUNS = {"gbnf": "grammar", "llguidance": "grammar", "regex": "regex"}
+COMPILERS = tuple(GRAMMAR_KINDS)
+BACKENDS = tuple(BACKEND_KINDS)
 DEFAULT_COMPILER = "maskscope"
-# outlines: outlines-core's compiler (a regex, not GBNF) and its Index/Guide backend, which
-# run only with each other. The engine takes them; the window, `check`'s table and the
-# benchmark still enumerate COMPILERS/BACKENDS, which gain them once those places handle a
-# backend that runs only its own compiler's grammar (issue 23).
-ENGINE_COMPILERS = (*COMPILERS, "outlines")
-ENGINE_BACKENDS = (*BACKENDS, "outlines")
+DEFAULT_BACKEND = "llguidance"
+
+
+def runs_on(compiler: str, backend: str) -> bool:
+    """Whether `backend` runs the grammar `compiler` makes."""
+    kind = GRAMMAR_KINDS.get(compiler)
+    return kind is not None and kind in BACKEND_KINDS.get(backend, frozenset())
+
+
+def backends_for(compiler: str) -> tuple[str, ...]:
+    return tuple(b for b in BACKENDS if runs_on(compiler, b))
+
+
+def compilers_for(backend: str) -> tuple[str, ...]:
+    return tuple(c for c in COMPILERS if runs_on(c, backend))
+
+
+def grammar_noun(compiler: str) -> str:
+    """What a compiler's output is called in messages: "grammar", or "regex"."""
+    return _KIND_NOUNS[GRAMMAR_KINDS[compiler]]
+
+
+def pairing_problem(compiler: str, backend: str) -> str | None:
+    """Why `compiler`'s grammar cannot run on `backend`, in one line; None when it can.
+
+    The message names the one choice that fixes it where there is one: a grammar that only
+    one backend runs names that backend, a backend that runs only one compiler's names it.
+    """
+    if compiler not in GRAMMAR_KINDS:
+        return f"unknown compiler {compiler!r}; choose one of {', '.join(COMPILERS)}"
+    if backend not in BACKEND_KINDS:
+        return f"unknown mask backend {backend!r}; choose one of {', '.join(BACKENDS)}"
+    if runs_on(compiler, backend):
+        return None
+    noun = grammar_noun(compiler)
+    homes = backends_for(compiler)
+    if len(homes) == 1:
+        return (
+            f"the {compiler} compiler's {noun} runs on the {homes[0]} backend only: "
+            f"choose the {homes[0]} backend or another compiler"
+        )
+    guests = compilers_for(backend)
+    if len(guests) == 1:
+        return (
+            f"the {backend} backend runs the {guests[0]} compiler's {grammar_noun(guests[0])} "
+            f"only: choose the {guests[0]} compiler or another backend"
+        )
+    return (
+        f"the {compiler} compiler's {noun} does not run on the {backend} backend: "
+        f"choose one of the backends {', '.join(homes)}"
+    )
+
+
+def pairings_text() -> str:
+    """Which compiler runs on which backend, in words, for --help."""
+    return "; ".join(f"{c} on {' or '.join(backends_for(c))}" for c in COMPILERS)
+
+
+def cross_check_backend(compiler: str, backend: str) -> str | None:
+    """The backend a backends' cross-check compares `backend` with: the first other one
+    that runs `compiler`'s grammar; None when there is none."""
+    return next((b for b in backends_for(compiler) if b != backend), None)
+
+
+def cross_check_problem(compiler: str, backend: str) -> str | None:
+    """Why the backends cannot be cross-checked on `compiler`'s grammar; None when they can."""
+    if cross_check_backend(compiler, backend) is not None:
+        return None
+    noun = grammar_noun(compiler)
+    if len(compilers_for(backend)) <= 1:
+        return (
+            f"the {compiler} compiler's {noun} runs on no other backend, and the {backend} "
+            "backend runs no other compiler's grammar: there is nothing to cross-check"
+        )
+    return (
+        f"cross-checking the backends needs a grammar both run, and the {compiler} "
+        f"compiler's runs on {backend} only: cross-check another compiler instead"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,47 +178,13 @@ class GenerationSettings:
     def problem(self) -> str | None:
         """Why these settings cannot run together, in one line; None when they can."""
         other = self.cross_check_compiler if self.cross_check else None
-        for name in (self.compiler, other):
-            if name is not None and name not in ENGINE_COMPILERS:
-                return f"unknown compiler {name!r}; choose one of {', '.join(ENGINE_COMPILERS)}"
-        outlines = _outlines_problem(self.compiler, self.backend, self.cross_check, other)
-        if outlines is not None:
-            return outlines
-        if "llguidance" in (self.compiler, other) and self.backend != "llguidance":
-            return (
-                "the llguidance compiler's grammar runs on the llguidance backend only: "
-                "choose the llguidance backend or another compiler"
-            )
+        for name in (self.compiler, other):  # the run's own grammar first
+            if name is not None and (found := pairing_problem(name, self.backend)):
+                return found
         if self.cross_check and not self.constrained:
             return "an unconstrained run has no mask to cross-check"
         if other == self.compiler:
             return f"cross-check against a compiler other than the run's own ({other})"
-        if self.cross_check and other is None and self.compiler == "llguidance":
-            return (
-                "cross-checking the backends needs a grammar both run, and the llguidance "
-                "compiler's runs on llguidance only: cross-check another compiler instead"
-            )
+        if self.cross_check and other is None:
+            return cross_check_problem(self.compiler, self.backend)
         return None
-
-
-def _outlines_problem(
-    compiler: str, backend: str, cross_check: bool, other: str | None
-) -> str | None:
-    """Why an outlines run cannot go ahead: its regex runs on its backend only, and that
-    backend runs nothing else (it takes a regex, not GBNF)."""
-    if backend == "outlines" and compiler != "outlines":
-        return (
-            "the outlines backend runs the outlines compiler's regex only: "
-            "choose the outlines compiler or another backend"
-        )
-    if "outlines" in (compiler, other) and backend != "outlines":
-        return (
-            "the outlines compiler's regex runs on the outlines backend only: "
-            "choose the outlines backend or another compiler"
-        )
-    if backend == "outlines" and cross_check:
-        return (
-            "the outlines compiler's regex runs on no other backend, and the outlines "
-            "backend runs no other compiler's grammar: there is nothing to cross-check"
-        )
-    return None

@@ -15,20 +15,21 @@ import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
 from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
-from engine.errors import MaskscopeError
+from engine.errors import GrammarError, MaskscopeError
 from engine.grammar.compile import compile_schema
 from engine.internal_log import bug_message
+from engine.masking.base import PLUGINS
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import LoadCancelled, Model
 from engine.model.paths import note_model
-from engine.records import FinishReason, RunResult
+from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.provenance import Provenance, provenance_of
 from engine.settings import GenerationSettings, ModelSettings
 from engine.suite.cache import RunCache
@@ -112,6 +113,19 @@ def _yield_to_the_gui() -> None:
             log.warning("could not lower the worker thread's priority")
     else:
         QThread.currentThread().setPriority(QThread.Priority.LowPriority)
+
+
+class BackendSetupError(MaskscopeError):
+    """A backend could not set up for a grammar that compiled (outlines-core's Index past
+    its time limit): the banner's, since the Problems list reports the compile only."""
+
+    kind = "backend"
+
+
+def _preparing(generation: GenerationSettings) -> str | None:
+    """What the status bar says while the run's backend sets up, where that takes long."""
+    plugin = PLUGINS.get(generation.backend)
+    return plugin.preparing if plugin is not None and generation.constrained else None
 
 
 def _provenance(model: Model, settings: GenerationSettings | None) -> Provenance | None:
@@ -226,7 +240,10 @@ class _Worker(QObject):
                 n_tokens=0,
                 message="stopped before the first token",
             )
-        self.sig_state.emit("Decoding…")
+        # A backend whose setup takes long (outlines-core's Index) says so until the first
+        # step; generate() sets it up there, and Stop reaches it through should_stop.
+        preparing = _preparing(request.generation)
+        self.sig_state.emit(preparing or "Decoding…")
         steps = generate(
             model, compiled, request.prompt, request.generation, self._stop.is_set, request.forced
         )
@@ -235,11 +252,27 @@ class _Worker(QObject):
             # loses nothing, and the next step is the one an unpaused run would make.
             self._pacer.wait_turn(self._stop.is_set)
             try:
-                record = next(steps)
+                record = next(steps) if not preparing else self._prepared(steps)
             except StopIteration as done:
                 self.sig_provenance.emit(_provenance(model, request.generation))
                 return done.value
+            except LoadCancelled as stopped:
+                return RunResult(
+                    text="", finish_reason=FinishReason.CANCELLED, n_tokens=0, message=str(stopped)
+                )
+            if preparing:
+                preparing = None
+                self.sig_state.emit("Decoding…")
             self.sig_step.emit(record)
+
+    def _prepared(self, steps: Iterator[StepRecord]) -> StepRecord:
+        """The first step, after the backend's long setup; a setup that fails (an index past
+        its time limit) is the backend's error for the banner, not a schema problem: the
+        grammar compiled, and the live check never builds the index."""
+        try:
+            return next(steps)
+        except GrammarError as e:
+            raise BackendSetupError(e.message) from None
 
 
 class RunController(QObject):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -33,20 +34,36 @@ from engine.settings import (
     GenerationSettings,
     ModelSettings,
     Range,
+    backends_for,
+    cross_check_problem,
+    pairing_problem,
+    runs_on,
 )
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
 COMPILER_TIPS = {
-    "maskscope": "Maskscope's own compiler: GBNF that runs on both backends and on stock "
-    "llama.cpp, with a report of each keyword it does not enforce.",
+    "maskscope": "Maskscope's own compiler: GBNF that runs on the llguidance and llamacpp "
+    "backends and on stock llama.cpp, with a report of each keyword it does not enforce.",
     "llamacpp": "llama-cpp-python's converter (json_schema_to_gbnf): what llama-cpp-python "
-    "users get. Runs on both backends.",
+    "users get. Runs on the llguidance and llamacpp backends.",
     "llguidance": "llguidance's own JSON Schema compiler: what vLLM, SGLang and "
     "llguidance-enabled llama.cpp users get. Runs on the llguidance backend only; it refuses "
     "a schema with a keyword it cannot enforce.",
+    "outlines": "outlines-core's JSON Schema compiler: the regex Outlines runs, on the "
+    "outlines backend only; its index build can take tens of seconds on a large vocabulary. "
+    "It skips minimum/maximum, multipleOf, uniqueItems, not, if/then/else, contains and "
+    "min/maxProperties, and checks oneOf as anyOf.",
 }
-LLGUIDANCE_ONLY = "The llguidance compiler's grammar runs on the llguidance backend only."
+BACKEND_TIPS = {
+    "llguidance": "llguidance computes the exact valid-token set from the grammar.",
+    "llamacpp": "llama.cpp's GBNF sampler, asked token by token.",
+    "outlines": "outlines-core's Index and Guide, as Outlines uses them: a mask is a table "
+    "lookup, but building the index can take tens of seconds on a large vocabulary.",
+}
 OTHER_BACKEND = "the other backend"
+CROSS_CHECK_TIP = (
+    "Also compute a second mask each step and report the tokens the two disagree on. Slower."
+)
 
 
 class SettingsPanel(QGroupBox):
@@ -60,6 +77,7 @@ class SettingsPanel(QGroupBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)  # untitled: its pane's title bar says "Settings"
         self._model_base = ModelSettings()  # carries n_ctx/n_threads, which have no widget
+        self._cross_check_possible = True  # the run's pair has a second mask to compare
         self._last_model: ModelSettings | None = None
 
         self.model_path = QLineEdit(self)
@@ -89,18 +107,20 @@ class SettingsPanel(QGroupBox):
         self.compiler.setObjectName("compiler")
         for i, name in enumerate(COMPILERS):
             self.compiler.addItem(name)
-            self.compiler.setItemData(i, COMPILER_TIPS[name], Qt.ItemDataRole.ToolTipRole)
+            self.compiler.setItemData(i, _wrapped(COMPILER_TIPS[name]), Qt.ItemDataRole.ToolTipRole)
         self.compiler.setToolTip(
             "What turns the schema into the grammar. The note under the schema says what "
             "this compiler's grammar does not enforce."
         )
 
         self.backend = QComboBox(self)
-        self.backend.addItems(BACKENDS)
+        self.backend.setObjectName("backend")
+        for i, name in enumerate(BACKENDS):
+            self.backend.addItem(name)
+            self.backend.setItemData(i, _wrapped(BACKEND_TIPS[name]), Qt.ItemDataRole.ToolTipRole)
         self.backend.setToolTip(
-            "Mask backend: llguidance computes the exact valid-token set "
-            "from the grammar; llamacpp asks llama.cpp's GBNF sampler "
-            "token by token."
+            "Mask backend: what computes the valid tokens from the compiler's grammar. "
+            "Those that cannot run the chosen compiler's grammar are greyed out."
         )
 
         self.temperature = QDoubleSpinBox(self)
@@ -150,10 +170,7 @@ class SettingsPanel(QGroupBox):
             "valid mass becomes exact."
         )
         self.cross_check = QCheckBox("Cross-check with", self)
-        self.cross_check.setToolTip(
-            "Also compute a second mask each step and report the tokens the two "
-            "disagree on. Slower."
-        )
+        self.cross_check.setToolTip(CROSS_CHECK_TIP)
         self.cross_check_with = QComboBox(self)
         self.cross_check_with.setObjectName("crossCheckWith")
         self.cross_check_with.addItem(OTHER_BACKEND, None)
@@ -212,7 +229,8 @@ class SettingsPanel(QGroupBox):
             compiler=self.compiler.currentText(),
             # Only the llamacpp backend has a non-exact mode; the box is greyed out otherwise.
             exact_mask=self.exact_mask.isChecked() and self.backend.currentText() == "llamacpp",
-            cross_check=self.cross_check.isChecked(),
+            # A pair with nothing to cross-check greys the box but keeps its tick for later.
+            cross_check=self.cross_check.isChecked() and self._cross_check_possible,
             cross_check_compiler=self.cross_check_with.currentData(),
             chat_template=self.chat_template.isChecked(),
         )
@@ -288,24 +306,41 @@ class SettingsPanel(QGroupBox):
             self.chat_template.setChecked(False)
 
     def _update_enabled(self) -> None:
-        """Grey out what cannot run with the rest, so that every choice left is one that runs:
-        the llguidance compiler takes the llguidance backend with it."""
+        """Grey out what cannot run with the rest (engine.settings.runs_on), so that every
+        choice left is one that runs: the compiler takes the backend with it."""
         compiler = self.compiler.currentText()
-        llguidance_only = compiler == "llguidance"
-        if llguidance_only:
-            self.backend.setCurrentText("llguidance")
-        _enable_item(self.backend, "llamacpp", not llguidance_only, "", LLGUIDANCE_ONLY)
+        if not runs_on(compiler, self.backend.currentText()):
+            self.backend.setCurrentText(backends_for(compiler)[0])
+        for name in BACKENDS:
+            why_not = _sentence(pairing_problem(compiler, name))
+            _enable_item(self.backend, name, runs_on(compiler, name), BACKEND_TIPS[name], why_not)
         backend = self.backend.currentText()
         self.exact_mask.setEnabled(backend == "llamacpp")
-        self.cross_check_with.setEnabled(self.cross_check.isChecked())
+        self._update_cross_check(compiler, backend)
+
+    def _update_cross_check(self, compiler: str, backend: str) -> None:
+        """Offer the other backend and the other compilers that the pair can compare with;
+        with none (the outlines pair), grey the cross-check itself."""
         other = self.cross_check_with
-        _enable_item(other, OTHER_BACKEND, not llguidance_only, "", LLGUIDANCE_ONLY)
+        problem = cross_check_problem(compiler, backend)
+        _enable_item(other, OTHER_BACKEND, problem is None, "", _sentence(problem))
         for name in COMPILERS:
-            runs = name != compiler and (name != "llguidance" or backend == "llguidance")
-            why_not = "The run's own compiler." if name == compiler else LLGUIDANCE_ONLY
+            runs = name != compiler and runs_on(name, backend)
+            why_not = (
+                "The run's own compiler."
+                if name == compiler
+                else _sentence(pairing_problem(name, backend))
+            )
             _enable_item(other, f"the {name} compiler", runs, COMPILER_TIPS[name], why_not)
-        if not _item_enabled(other, other.currentIndex()):
-            other.setCurrentIndex(next(i for i in range(other.count()) if _item_enabled(other, i)))
+        offered = [i for i in range(other.count()) if _item_enabled(other, i)]
+        self._cross_check_possible = bool(offered)
+        self.cross_check.setEnabled(bool(offered))
+        self.cross_check.setToolTip(
+            CROSS_CHECK_TIP if offered else _sentence(problem) or CROSS_CHECK_TIP
+        )
+        other.setEnabled(bool(offered) and self.cross_check.isChecked())
+        if offered and not _item_enabled(other, other.currentIndex()):
+            other.setCurrentIndex(offered[0])
 
     def _emit_if_model_changed(self) -> None:
         current = self.model_settings()
@@ -319,7 +354,17 @@ def _enable_item(combo: QComboBox, text: str, enabled: bool, tip: str, why_not: 
     index = combo.findText(text)
     combo.model().item(index).setEnabled(enabled)  # every QComboBox starts with a
     # QStandardItemModel, whose items can be greyed one by one
-    combo.setItemData(index, (tip if enabled else why_not) or None, Qt.ItemDataRole.ToolTipRole)
+    combo.setItemData(index, _wrapped(tip if enabled else why_not), Qt.ItemDataRole.ToolTipRole)
+
+
+def _wrapped(tip: str) -> str | None:
+    """A tooltip as rich text, which Qt wraps (plain text runs off a 1280-pixel screen)."""
+    return f"<p>{html.escape(tip, quote=False)}</p>" if tip else None
+
+
+def _sentence(problem: str | None) -> str:
+    """A settings problem as a tooltip: capitalised, with a full stop."""
+    return f"{problem[0].upper()}{problem[1:]}." if problem else ""
 
 
 def _item_enabled(combo: QComboBox, index: int) -> bool:

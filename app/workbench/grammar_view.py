@@ -62,12 +62,19 @@ log = logging.getLogger(__name__)
 # schema's grammar) holds the GUI thread for about half a second on each edit.
 MAX_COLOURED_LINES = 3000
 _UNCOLOURED = f"\nOver {MAX_COLOURED_LINES:,} lines: shown without colours, to keep typing smooth."
-LANGUAGE_NAMES = {"gbnf": "GBNF", "lark": "Lark", "json": "llguidance JSON Schema grammar"}
+LANGUAGE_NAMES = {
+    "gbnf": "GBNF",
+    "lark": "Lark",
+    "json": "llguidance JSON Schema grammar",
+    "regex": "outlines-core regex",
+}
 WHAT_RUNS = {
     "gbnf": "The GBNF that llama.cpp's grammar sampler runs.",
     "lark": "The Lark grammar llguidance runs: its own translation of the compiler's GBNF.",
     "json": "llguidance's compiler hands llguidance the schema itself and builds the rules "
     "inside, so there are no rules to show or to map to the schema.",
+    "regex": "The one regex outlines-core builds its index from: no rules to show or to map "
+    "to the schema.",
 }
 
 
@@ -346,7 +353,7 @@ class GrammarView(QWidget):
         if self._highlighter is not None:
             self._highlighter.setDocument(None)
             self._highlighter = None
-        if lines > MAX_COLOURED_LINES:
+        if lines > MAX_COLOURED_LINES or language == "regex":  # no rules to colour
             return
         document = self.text.document()
         self._highlighter = (
@@ -477,12 +484,12 @@ def _summary(shown: Shown) -> str:
         f"{grammar.compiler} compiler, {grammar.backend} backend",
         LANGUAGE_NAMES[grammar.language],
     ]
-    if grammar.language != "json":
+    if grammar.language not in ("json", "regex"):
         parts.append(f"{len(shown.rules.definitions):,} rules")
     parts.append(f"{len(grammar.text):,} characters")
     if shown.compile_ms is not None:
         parts.append(f"compiled in {shown.compile_ms:,.0f} ms")
-    if grammar.language != "json" and not shown.rules.rule_of_path:
+    if grammar.language not in ("json", "regex") and not shown.rules.rule_of_path:
         parts.append(f"no rule ↔ schema map for the {grammar.compiler} compiler")
     return " · ".join(parts)
 

@@ -101,7 +101,9 @@ def key_order(compiler: str) -> Arrange:
         return arrange
     if compiler == "llamacpp":
         return llamacpp_order
-    if compiler == "llguidance":  # found by experiment: `properties` order, required or not
+    # llguidance: found by experiment; outlines-core writes each object's `properties` in
+    # order, required or not (src/json_schema/parsing.rs), with its `[ ]?` around ', ', ': '.
+    if compiler in ("llguidance", "outlines"):
         return properties_order
     return document_order
 

@@ -18,7 +18,16 @@ from engine.cli.base import EXIT_INVALID, EXIT_VALID
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import ensure_build_runs
 from engine.schema.nesting import check_size, read_limited
-from engine.settings import BACKENDS, COMPILERS, DEFAULT_BACKEND, DEFAULT_COMPILER, Range
+from engine.settings import (
+    BACKENDS,
+    COMPILERS,
+    DEFAULT_BACKEND,
+    DEFAULT_COMPILER,
+    Range,
+    pairing_problem,
+    pairings_text,
+    runs_on,
+)
 
 JOBS = Range(int, 1, 64)
 TIMEOUT = Range(float, 1.0, 3600.0)
@@ -41,14 +50,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with --summary also saved --json output (.jsonl)",
     )
     p.add_argument("--instances", metavar="FILE.jsonl", help="instances of a bare schema")
-    p.add_argument("--compiler", choices=COMPILERS, help=f"default {DEFAULT_COMPILER}")
+    p.add_argument(
+        "--compiler",
+        choices=COMPILERS,
+        help=f"default {DEFAULT_COMPILER}; each runs on: {pairings_text()}",
+    )
     p.add_argument("--backend", choices=BACKENDS, help=f"default {DEFAULT_BACKEND}")
     p.add_argument("--json", action="store_true", help="one JSON line per schema")
     what = p.add_mutually_exclusive_group()
     what.add_argument(
         "--summary",
         action="store_true",
-        help="run every compiler and backend (or those given) and print the fidelity table",
+        help="run every compiler and backend that run together (or those given) and print "
+        "the fidelity table",
     )
     what.add_argument(
         "--compare", action="store_true", help="per schema, where the compilers' verdicts differ"
@@ -92,21 +106,28 @@ Pair = tuple[str, str]  # (compiler, backend)
 
 
 def _pairs(args: argparse.Namespace) -> list[Pair]:
-    """The compiler/backend pairs to run; all that can run together for a table."""
+    """The compiler/backend pairs to run; for a table, all of those given that can run
+    together (engine.settings.runs_on), with a note on stderr naming those left out."""
     if not (args.summary or args.compare):
         compiler = args.compiler or DEFAULT_COMPILER
         backend = args.backend or DEFAULT_BACKEND
-        if compiler == "llguidance" and backend != "llguidance":
-            raise MaskscopeError(
-                "the llguidance compiler's grammar runs on the llguidance backend only: "
-                "choose --backend llguidance or another compiler"
-            )
+        if (problem := pairing_problem(compiler, backend)) is not None:
+            raise MaskscopeError(problem)
         return [(compiler, backend)]
     compilers = [args.compiler] if args.compiler else list(COMPILERS)
     backends = [args.backend] if args.backend else list(BACKENDS)
-    pairs = [(c, b) for c in compilers for b in backends if c != "llguidance" or b == "llguidance"]
+    every = [(c, b) for c in compilers for b in backends]
+    pairs = [(c, b) for c, b in every if runs_on(c, b)]
     if not pairs:
-        raise MaskscopeError("the llguidance compiler runs on the llguidance backend only")
+        raise MaskscopeError(pairing_problem(*every[0]) or "no compiler runs on that backend")
+    skipped = [f"{c} on {b}" for c, b in every if not runs_on(c, b)]
+    if skipped:  # asked once per command for a table: one line
+        n = len(skipped)
+        print(
+            f"maskscope: skipped {n} pairing{'s' * (n > 1)} that cannot run together: "
+            + ", ".join(skipped),
+            file=sys.stderr,
+        )
     return pairs
 
 

@@ -28,6 +28,7 @@ from engine.settings import (
     TEMPERATURE,
     TOP_K,
     GenerationSettings,
+    pairings_text,
 )
 
 if TYPE_CHECKING:  # engine.model.llama loads llama.cpp, which waits until the build is proven
@@ -58,8 +59,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--compiler",
         choices=COMPILERS,
         help="what turns the schema into the grammar: maskscope (ours), llamacpp "
-        "(llama-cpp-python's converter) or llguidance (its own JSON Schema compiler, "
-        f"llguidance backend only); default {DEFAULT_COMPILER}",
+        "(llama-cpp-python's converter), llguidance (its own JSON Schema compiler) or "
+        f"outlines (outlines-core's regex). Each runs on: {pairings_text()}; "
+        f"default {DEFAULT_COMPILER}",
     )
     p.add_argument(
         "--exact-mask",
@@ -105,6 +107,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     ensure_build_runs(Path(args.model).expanduser() if args.model else None)
     from engine.decode.loop import generate
     from engine.grammar.compile import compile_schema
+    from engine.masking.base import PLUGINS
     from engine.model.llama import Model
     from engine.model.paths import note_model
 
@@ -122,6 +125,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     for gap in compiled.unenforced if settings.constrained else ():
         print(f"maskscope: warning: {gap}", file=sys.stderr)
     model = Model.load(model_settings(args))
+    if settings.constrained and (preparing := PLUGINS[settings.backend].preparing):
+        print(f"maskscope: {preparing}", file=sys.stderr, flush=True)  # may take a while
     out = sys.stdout
     header = "" if args.jsonl else _run_header(model.info, settings)
     gen = generate(model, compiled, prompt, settings)

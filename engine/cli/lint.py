@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID
 from engine.schema.nesting import read_limited
-from engine.settings import BACKENDS, COMPILERS, DEFAULT_BACKEND, DEFAULT_COMPILER, MAX_TOKENS
+from engine.settings import (
+    BACKENDS,
+    COMPILERS,
+    DEFAULT_BACKEND,
+    DEFAULT_COMPILER,
+    MAX_TOKENS,
+    pairings_text,
+)
 
 if TYPE_CHECKING:
     from engine.workbench.entries import Fix, Problem
@@ -28,7 +35,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "valid, 1 with --strict when anything is reported, 2 when it is invalid or unreadable.",
     )
     p.add_argument("schema", metavar="SCHEMA", help="a JSON Schema file")
-    p.add_argument("--compiler", choices=COMPILERS, default=DEFAULT_COMPILER)
+    p.add_argument(
+        "--compiler",
+        choices=COMPILERS,
+        default=DEFAULT_COMPILER,
+        help=f"default {DEFAULT_COMPILER}; each runs on: {pairings_text()}",
+    )
     p.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
     p.add_argument(
         "--max-tokens",

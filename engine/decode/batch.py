@@ -96,7 +96,7 @@ def generate_batch(
     seqs: list[_Sequence] = []
     try:
         for i, seed in enumerate(seeds):  # one at a time, so a failure closes those made
-            seqs.append(_new_sequence(i, model, compiled, settings, seed))
+            seqs.append(_new_sequence(i, model, compiled, settings, seed, should_stop))
         setup_ms = (time.perf_counter() - t_start) * 1000.0
         tokens = model.tokenize(build_prompt(model, prompt, settings), add_special=True)
         if len(tokens) + 1 > model.n_ctx:  # what a single run refuses, a batch refuses too
@@ -145,11 +145,18 @@ def generate_batch(
 
 
 def _new_sequence(
-    seq_id: int, model: Model, compiled: CompiledSchema, settings: GenerationSettings, seed: int
+    seq_id: int,
+    model: Model,
+    compiled: CompiledSchema,
+    settings: GenerationSettings,
+    seed: int,
+    should_stop: Callable[[], bool],
 ) -> _Sequence:
     own = dataclasses.replace(settings, seed=seed)
     backend = (
-        make_backend(own.backend, model, compiled) if own.constrained else AllowAll(model.n_vocab)
+        make_backend(own.backend, model, compiled, should_stop)
+        if own.constrained
+        else AllowAll(model.n_vocab)
     )
     # The draw generate() would make for this seed on this machine: by Gumbel-max where it
     # draws ahead of the record (spare compute, a cheap full mask), else by inverse CDF.

@@ -70,7 +70,7 @@ def generate(
     if (problem := settings.problem()) is not None:
         raise GrammarError(problem)
     primary = (
-        make_backend(settings.backend, model, compiled)
+        make_backend(settings.backend, model, compiled, should_stop)
         if settings.constrained
         else AllowAll(model.n_vocab)
     )

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.decode.distribution import Distribution, MaskedView
+from engine.errors import GrammarError
 from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.masking import MaskBackend, make_backend
 from engine.model.llama import Model
 from engine.records import Candidate, Disagreement, FullStep, StepRecord
-from engine.settings import BACKENDS, GenerationSettings
+from engine.settings import GenerationSettings, cross_check_backend
 
 # llama.cpp's grammar check costs ~0.3 us a token, so the head-first check stops once
 # the unchecked tail holds under this much probability mass.
@@ -61,7 +62,9 @@ def cross_checker(
         grammar = compile_schema(compiled.text, other)
         pair = _Pair("compilers", compiled.compiler, other)
         return make_backend(settings.backend, model, grammar), pair
-    backend = next(b for b in BACKENDS if b != settings.backend)
+    backend = cross_check_backend(compiled.compiler, settings.backend)
+    if backend is None:  # settings.problem() refuses this before a run starts
+        raise GrammarError(f"no other backend runs the {compiled.compiler} compiler's grammar")
     return make_backend(backend, model, compiled), _Pair("backends", settings.backend, backend)
 
 

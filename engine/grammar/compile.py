@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,7 @@ from engine.grammar.maskscope.compiler import compile_to_gbnf
 from engine.grammar.outlines_compiler import compile_outlines
 from engine.grammar.report import Unenforced
 from engine.schema.parse import parse_schema
-from engine.settings import DEFAULT_COMPILER, ENGINE_COMPILERS
+from engine.settings import COMPILERS, DEFAULT_COMPILER
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,23 +39,52 @@ class CompiledSchema:
     rule_paths: tuple[tuple[str, str], ...] = ()
 
 
-def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchema:
-    """Parse, meta-validate and compile schema text; every failure is a MaskscopeError."""
-    if compiler not in ENGINE_COMPILERS:
-        choices = ", ".join(ENGINE_COMPILERS)
-        raise GrammarError(f"unknown compiler {compiler!r}; choose one of {choices}")
-    schema = parse_schema(text)
-    if compiler == "llguidance":
-        grammar, unenforced = compile_llguidance(schema)
-        return CompiledSchema(schema, "", text, unenforced, compiler, llguidance_grammar=grammar)
-    if compiler == "outlines":
-        regex, unenforced = compile_outlines(schema)
-        return CompiledSchema(schema, "", text, unenforced, compiler, outlines_regex=regex)
-    rule_paths: tuple[tuple[str, str], ...] = ()
-    if compiler == "maskscope":
-        own = compile_to_gbnf(schema)
-        gbnf, unenforced, rule_paths = own.gbnf, own.unenforced, own.rule_paths
-    else:
-        gbnf, unenforced = schema_to_gbnf(schema), tuple(unenforced_keywords(schema))
+def _maskscope(schema: Any, text: str) -> CompiledSchema:
+    own = compile_to_gbnf(schema)
+    return _checked_gbnf(schema, text, own.gbnf, own.unenforced, "maskscope", own.rule_paths)
+
+
+def _llamacpp(schema: Any, text: str) -> CompiledSchema:
+    gbnf, unenforced = schema_to_gbnf(schema), tuple(unenforced_keywords(schema))
+    return _checked_gbnf(schema, text, gbnf, unenforced, "llamacpp")
+
+
+def _checked_gbnf(
+    schema: Any,
+    text: str,
+    gbnf: str,
+    unenforced: tuple[Unenforced, ...],
+    compiler: str,
+    rule_paths: tuple[tuple[str, str], ...] = (),
+) -> CompiledSchema:
     check_parses(gbnf)  # in a child process: a grammar that crashes llama.cpp costs only it
     return CompiledSchema(schema, gbnf, text, unenforced, compiler, rule_paths=rule_paths)
+
+
+def _llguidance(schema: Any, text: str) -> CompiledSchema:
+    grammar, unenforced = compile_llguidance(schema)
+    return CompiledSchema(schema, "", text, unenforced, "llguidance", llguidance_grammar=grammar)
+
+
+def _outlines(schema: Any, text: str) -> CompiledSchema:
+    regex, unenforced = compile_outlines(schema)
+    return CompiledSchema(schema, "", text, unenforced, "outlines", outlines_regex=regex)
+
+
+# One row per compiler in engine.settings.COMPILERS; the kind of grammar each makes, and so
+# the backends that run it, is engine.settings.GRAMMAR_KINDS.
+_COMPILERS: dict[str, Callable[[Any, str], CompiledSchema]] = {
+    "maskscope": _maskscope,
+    "llamacpp": _llamacpp,
+    "llguidance": _llguidance,
+    "outlines": _outlines,
+}
+
+
+def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchema:
+    """Parse, meta-validate and compile schema text; every failure is a MaskscopeError."""
+    make = _COMPILERS.get(compiler)
+    if make is None:
+        choices = ", ".join(COMPILERS)
+        raise GrammarError(f"unknown compiler {compiler!r}; choose one of {choices}")
+    return make(parse_schema(text), text)

@@ -60,8 +60,8 @@ class RuleMap:
 def rule_map(compiled: CompiledSchema, text: str, language: str) -> RuleMap:
     """Where each rule of `text` (the compiled GBNF, or its Lark translation) is, and (for
     Maskscope's compiler) what it holds; no rules for llguidance's "json" grammar."""
-    if language == "json":
-        return RuleMap("json", {})
+    if language in ("json", "regex"):  # no rules: a schema handed over, or one pattern
+        return RuleMap(language, {})
     definitions = _definitions(text, language)
     shown = _shown_names(compiled.gbnf, language, definitions)
     rule_of_path: dict[str, str] = {}

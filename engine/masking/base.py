@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from engine.errors import GrammarError
-from engine.settings import ENGINE_BACKENDS
+from engine.settings import BACKENDS, pairing_problem
 
 if TYPE_CHECKING:
     from engine.grammar.compile import CompiledSchema
@@ -48,24 +51,44 @@ class MaskBackend(Protocol):
         """Free native resources."""
 
 
-def make_backend(name: str, model: Model, compiled: CompiledSchema) -> MaskBackend:
-    if name == "outlines":
-        from engine.masking.outlines import OutlinesBackend
+@dataclass(frozen=True, slots=True)
+class BackendPlugin:
+    """Where a backend lives, and what its setup needs from the caller."""
 
-        return OutlinesBackend(model, compiled)
-    if compiled.outlines_regex is not None:
-        raise GrammarError("the outlines compiler's regex runs on the outlines backend only")
-    if name == "llamacpp":
-        if compiled.llguidance_grammar is not None:
-            raise GrammarError(
-                "the llguidance compiler's grammar runs on the llguidance backend only"
-            )
-        from engine.masking.llamacpp import LlamaCppBackend
+    module: str
+    cls: str
+    # True when the constructor takes `should_stop`: its setup can take long enough that
+    # Stop must reach it (outlines-core's Index: seconds to minutes on a large vocabulary).
+    stoppable: bool = False
+    # What the window's status bar says while a run sets it up; None when that is quick.
+    preparing: str | None = None
 
-        return LlamaCppBackend(model, compiled)
-    if name == "llguidance":
-        from engine.masking.llguidance import LlguidanceBackend
 
-        return LlguidanceBackend(model, compiled)
-    choices = ", ".join(ENGINE_BACKENDS)
-    raise GrammarError(f"unknown mask backend {name!r}; choose one of {choices}")
+# One row per backend in engine.settings.BACKENDS; which grammars each runs is
+# engine.settings.BACKEND_KINDS. Modules load on first use: each imports its native library.
+PLUGINS: dict[str, BackendPlugin] = {
+    "llguidance": BackendPlugin("engine.masking.llguidance", "LlguidanceBackend"),
+    "llamacpp": BackendPlugin("engine.masking.llamacpp", "LlamaCppBackend"),
+    "outlines": BackendPlugin(
+        "engine.masking.outlines", "OutlinesBackend", True, "Building the Outlines index…"
+    ),
+}
+
+
+def make_backend(
+    name: str,
+    model: Model,
+    compiled: CompiledSchema,
+    should_stop: Callable[[], bool] | None = None,
+) -> MaskBackend:
+    """`name`'s backend on `compiled`'s grammar. `should_stop()` returning True ends a long
+    setup under way with LoadCancelled, where the backend's setup can be stopped."""
+    plugin = PLUGINS.get(name)
+    if plugin is None:
+        raise GrammarError(f"unknown mask backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if (problem := pairing_problem(compiled.compiler, name)) is not None:
+        raise GrammarError(problem)
+    cls = getattr(importlib.import_module(plugin.module), plugin.cls)
+    if plugin.stoppable:
+        return cls(model, compiled, should_stop)
+    return cls(model, compiled)

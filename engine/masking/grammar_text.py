@@ -14,7 +14,8 @@ class Grammar:
     """The grammar one backend runs, as text, and what kind of text it is."""
 
     text: str
-    language: str  # "gbnf", "lark", or "json" (llguidance's own compiled-schema grammar)
+    # "gbnf", "lark", "json" (llguidance's own compiled-schema grammar) or "regex" (outlines)
+    language: str
     compiler: str
     backend: str
 
@@ -29,6 +30,8 @@ def backend_grammar(compiled: CompiledSchema, backend: str) -> Grammar:
         # rules inside; the same JSON, pretty-printed. Only the llguidance backend runs it.
         text = json.dumps(json.loads(compiled.llguidance_grammar), indent=2) + "\n"
         return Grammar(text, "json", compiled.compiler, "llguidance")
+    if compiled.outlines_regex is not None:  # one pattern, which only outlines-core runs
+        return Grammar(compiled.outlines_regex, "regex", compiled.compiler, "outlines")
     if backend == "llguidance":
         return Grammar(lark_text(compiled.gbnf), "lark", compiled.compiler, backend)
     return Grammar(compiled.gbnf, "gbnf", compiled.compiler, backend)

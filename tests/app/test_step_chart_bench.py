@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 from step_chart_records import make_record, many_candidates
 
 from app.bench_probes import chart_update_ms
+from engine.bench.measure import BENCH_BACKENDS as BACKENDS  # those that run its grammar
 from engine.bench.measure import (
     BackendSamples,
     Samples,
@@ -19,7 +20,6 @@ from engine.bench.measure import (
     sample_summary,
     target_report,
 )
-from engine.settings import BACKENDS
 
 
 def _report(chart_ms: float) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from bench_batch import fixed_batch
 
+from engine.bench.measure import BENCH_BACKENDS as BACKENDS  # those that run its grammar
 from engine.bench.measure import (
     BackendSamples,
     Samples,
@@ -26,7 +27,6 @@ from engine.bench.measure import (
     target_report,
 )
 from engine.bench.options import add_bench_arguments
-from engine.settings import BACKENDS
 
 TOP_NUMBERS = (
     "forward_ms_p50",
