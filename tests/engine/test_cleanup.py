@@ -28,8 +28,8 @@ def _record_backends(monkeypatch: pytest.MonkeyPatch) -> Counter[MaskBackend]:
     closes: Counter[MaskBackend] = Counter()
     real_make = engine.decode.loop.make_backend
 
-    def make(name: str, model: Model, compiled: CompiledSchema) -> MaskBackend:
-        backend = real_make(name, model, compiled)
+    def make(name: str, model: Model, compiled: CompiledSchema, *args: object) -> MaskBackend:
+        backend = real_make(name, model, compiled, *args)
         real_close = backend.close
         closes[backend] = 0
 
