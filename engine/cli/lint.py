@@ -19,10 +19,14 @@ from engine.settings import (
 )
 
 if TYPE_CHECKING:
+    from engine.engines.openai_profile import ProfileLint
+    from engine.engines.report import EngineResult
+    from engine.grammar.report import Unenforced
     from engine.workbench.entries import Fix, Problem
     from engine.workbench.problems import Report
 
 _WARNING_KINDS = ("unenforced", "overconstrained", "lint")
+_INVALID_KINDS = ("syntax", "schema")  # no engine can read the schema: no engines block
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="list a schema's problems: errors, unenforced keywords, over-constraint, lints",
         description="Check a schema as the window's problems list does: JSON syntax, every "
         "meta-schema error, whether the compiler's grammar runs on the backend, the keywords "
-        "it does not enforce (or over-enforces), and the lints. Exit 0 when the schema is "
+        "it does not enforce (or over-enforces), and the lints; then what each production engine "
+        "(llama.cpp, vLLM/SGLang with XGrammar or llguidance, Outlines, OpenAI strict mode, "
+        "Maskscope) does with the schema. Exit 0 when the schema is "
         "valid, 1 with --strict when anything is reported, 2 when it is invalid or unreadable.",
     )
     p.add_argument("schema", metavar="SCHEMA", help="a JSON Schema file")
@@ -71,10 +77,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
         text, args.compiler, args.backend, max_tokens=args.max_tokens, prompt=prompt,
         tokenize=tokenize,
     )  # fmt: skip
+    engines = _engines(text, report)
     if args.json:
-        print(json.dumps(report_json(report), ensure_ascii=False))
+        print(json.dumps(report_json(report, engines), ensure_ascii=False))
     else:
-        print(_human(args.schema, args, report))
+        print(_human(args.schema, args, report, engines))
     if report.errors() or report.compiled is None:
         return EXIT_BAD_INPUT
     if args.strict and any(p.kind in _WARNING_KINDS for p in report.problems):
@@ -98,8 +105,18 @@ class _LazyVocab:
         return self._tokenize(text)
 
 
-def report_json(report: Report) -> dict[str, Any]:
-    """The issue's shape: problems, unenforced, overconstrained, lints."""
+def _engines(text: str, report: Report) -> tuple[EngineResult, ...]:
+    """Every production engine's take on a schema that parsed and passed its meta-schema."""
+    if any(p.kind in _INVALID_KINDS for p in report.problems):
+        return ()
+    from engine.engines.report import engines_report  # every compiler: only when used
+
+    return engines_report(text)
+
+
+def report_json(report: Report, engines: tuple[EngineResult, ...] = ()) -> dict[str, Any]:
+    """The issue's shape: problems, unenforced, overconstrained, lints; and engines, keyed
+    by target id (empty for a schema no engine can read)."""
     return {
         "problems": [
             _place(p, {"severity": p.severity, "message": p.message})
@@ -109,7 +126,30 @@ def report_json(report: Report) -> dict[str, Any]:
         "unenforced": [_gap(p) for p in report.unenforced()],
         "overconstrained": [_gap(p) for p in report.overconstrained()],
         "lints": [_lint(p) for p in report.lints()],
+        "engines": {e.target: _engine(e) for e in engines},
     }
+
+
+def _engine(result: EngineResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "label": result.label,
+        "engine": result.engine,
+        "version": result.version,
+        "compiles": result.compiles,
+    }
+    if result.message is not None:
+        out["message"] = result.message
+    out["unenforced"] = [_skipped(u) for u in result.unenforced]
+    if result.lints is not None:
+        out["lints"] = [
+            {**_skipped(lint), **({"fix": _fix(lint.fix)} if lint.fix is not None else {})}
+            for lint in result.lints
+        ]
+    return out
+
+
+def _skipped(item: Unenforced | ProfileLint) -> dict[str, Any]:
+    return {"path": item.path, "keyword": item.keyword, "note": item.note}
 
 
 def _place(problem: Problem, head: dict[str, Any]) -> dict[str, Any]:
@@ -132,12 +172,17 @@ def _fix(fix: Fix) -> dict[str, Any]:
     return {"label": fix.label, "target": fix.target, "edits": edits}
 
 
-def _human(name: str, args: argparse.Namespace, report: Report) -> str:
+def _human(
+    name: str, args: argparse.Namespace, report: Report, engines: tuple[EngineResult, ...]
+) -> str:
     lines = []
     for p in report.problems:
         where = f"{name}:{p.line}:{p.column}" if p.line is not None else name
         tag = f" [{p.id}]" if p.id else (f" [{p.kind}]" if p.kind != "lint" else "")
         lines.append(f"{where}: {p.severity}: {p.message}{tag}")
+    if engines:  # before the verdict, which stays the last line
+        lines.append("Engines:")
+        lines += [f"  {_engine_line(e)}" for e in engines]
     pair = f"{args.compiler} on {args.backend}"
     if report.runs:
         took = f" in {report.compile_ms:.0f} ms" if report.compile_ms is not None else ""
@@ -150,3 +195,14 @@ def _human(name: str, args: argparse.Namespace, report: Report) -> str:
     else:
         lines.append(f"✗ the schema cannot run ({pair})")
     return "\n".join(lines)
+
+
+def _engine_line(result: EngineResult) -> str:
+    version = result.version or "not installed"
+    if result.lints is not None:  # a documented profile: its version is the docs' date
+        version = f"docs of {version}"
+    head = f"{result.target}: {result.label}, {version}: "
+    if not result.compiles:
+        return f"{head}✗ {result.message}"
+    gaps = len(result.unenforced)
+    return head + (f"✓ compiles, {gaps} keyword(s) not enforced" if gaps else "✓ compiles")
