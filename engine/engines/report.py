@@ -1,12 +1,15 @@
 """One schema text, every production engine: one `EngineResult` per target.
 
-Each local target runs the Maskscope compiler that stands for its engine, as the problems
-list runs a compiler (engine/workbench/problems.py `collect`, through compile_schema):
-llama.cpp's GBNF is judged in a child process (engine/grammar/judge.py), so a grammar that
-crashes llama.cpp costs only that child; llguidance and outlines-core compile in process,
-as they do for a run. A compiler this Maskscope does not have (xgrammar before it lands), or
-one whose library is not installed, reads `compiles: False` with the reason. OpenAI's row is
-the documented profile (openai_profile.py), not a run.
+Each local target runs the Maskscope compiler that stands for its engine, through
+compile_schema as the problems list does (engine/workbench/problems.py `collect`).
+Maskscope's compiler and llama.cpp's converter run here: their GBNF is judged by llama.cpp in
+a child process already (engine/grammar/judge.py). The compilers that are native code all
+the way (llguidance, outlines-core, XGrammar) each run in a child process of their own with
+a time and memory limit (isolated.py), all at once: outlines-core asks for gigabytes on
+deeply nested arrays, and that must cost a cell, not the window. A compiler this Maskscope
+does not have (xgrammar before it lands), or one whose library is not installed, reads
+`compiles: False` with the reason. OpenAI's row is the documented profile
+(openai_profile.py), not a run.
 
 `engines_report` is pure (no Qt, no shared state but the judge's verdict cache) and may be
 called off the GUI thread.
@@ -18,6 +21,7 @@ import importlib.metadata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.engines import isolated
 from engine.engines.openai_profile import DOCS_DATE, ProfileLint, check_openai
 from engine.engines.targets import TARGETS, Target
 from engine.errors import MaskscopeError
@@ -28,6 +32,9 @@ from engine.settings import COMPILERS
 from engine.workbench.locate import locate
 
 __all__ = ["EngineResult", "ProfileLint", "engines_report", "installed_version"]
+
+# Compilers whose whole compile is native code: each runs in a child with limits.
+ISOLATED = frozenset({"llguidance", "outlines", "xgrammar"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +59,13 @@ class EngineResult:
 
 def engines_report(text: str, targets: Iterable[Target] = TARGETS) -> tuple[EngineResult, ...]:
     """One result per target, in the targets' order, for one schema text."""
-    return tuple(_result(text, row) for row in targets)
+    rows = tuple(targets)
+    pending = {
+        row.id: isolated.start(text, row.compiler, row.engine)
+        for row in rows
+        if row.compiler in ISOLATED and row.compiler in COMPILERS
+    }  # started first, so that they run while the others do
+    return tuple(_result(text, row, pending.get(row.id)) for row in rows)
 
 
 def installed_version(package: str | None) -> str | None:
@@ -64,13 +77,16 @@ def installed_version(package: str | None) -> str | None:
         return None
 
 
-def _result(text: str, row: Target) -> EngineResult:
+def _result(text: str, row: Target, child: isolated.Pending | None) -> EngineResult:
     if row.compiler is None:
         return _openai(text, row)
     head = (row.id, row.label, row.engine, installed_version(row.package))
     if row.compiler not in COMPILERS:
         message = f"this Maskscope has no {row.compiler} compiler yet"
         return EngineResult(*head, False, message, ())
+    if child is not None:
+        done = child.result()
+        return EngineResult(*head, done.compiles, done.message, done.unenforced)
     try:
         compiled = compile_schema(text, row.compiler)
     except MaskscopeError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli.main import main
+from engine.engines import isolated
 from engine.engines.report import EngineResult, engines_report
 from engine.engines.targets import TARGET_IDS, TARGETS, Target
 
@@ -176,3 +177,23 @@ def test_lint_on_a_bad_schema_exits_2_with_no_engines(capsys, tmp_path, text) ->
 def test_every_target_row_is_complete() -> None:
     assert len(set(TARGET_IDS)) == len(TARGETS)
     assert all(t.label and t.engine for t in TARGETS)
+
+
+def test_an_engine_that_runs_out_of_memory_costs_only_its_cell() -> None:
+    # 63 levels of nested arrays: outlines-core's automaton asks for gigabytes and aborts
+    # at the child's memory limit; the others compile it.
+    deep = '{"type": "array", "items": ' * 63 + '{"type": "string"}' + "}" * 63
+    cells = {r.target: r for r in engines_report(deep)}
+    outlines = cells["outlines"]
+    assert not outlines.compiles
+    assert outlines.message.startswith("outlines-core crashed on this schema in a check process")
+    assert "memory allocation" in outlines.message
+    assert cells["vllm-guidance"].compiles and cells["llamacpp"].compiles
+    assert cells["maskscope"].compiles
+
+
+def test_a_child_past_its_time_limit_is_a_reason() -> None:
+    child = isolated.start(SPLIT, "outlines", "outlines-core", limit_s=0.01)
+    result = child.result()
+    assert not result.compiles
+    assert result.message == "outlines-core did not finish within 0.01 s in a check process"
