@@ -14,9 +14,21 @@ QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb
 	libxkbcommon-x11-0 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 libegl1
 
 .PHONY: run test test-fast soak bench bench-cpu fidelity lint format screenshot setup model sysdeps \
+	xgrammar \
 	rebuild-llama package package-test clean
 
 setup: $(STAMP) model
+
+# XGrammar (maskscope[xgrammar]) needs torch. Its CPU build: pip finds 2.13.0 on this
+# project's machines' disk; elsewhere give PIP_TORCH="torch --index-url
+# https://download.pytorch.org/whl/cpu", or plain PyPI brings a CUDA build of several GB.
+PIP_TORCH ?= torch==2.13.0
+XGRAMMAR_STAMP := $(VENV)/.installed-xgrammar
+xgrammar: $(XGRAMMAR_STAMP)
+$(XGRAMMAR_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --progress-bar off $(PIP_TORCH)
+	$(BIN)/python -m pip install --progress-bar off -e '.[dev,xgrammar]'
+	touch $@
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,12 +72,12 @@ sysdeps:
 	fi
 
 test: EXTRA_DEBS = chromium desktop-file-utils
-test: setup sysdeps
+test: setup xgrammar sysdeps
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
-test-fast: setup
+test-fast: setup xgrammar
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow and not soak"
 
 # Minutes of back-to-back runs: memory and open files must stay flat (issue 13); long runs in
@@ -74,7 +86,7 @@ soak: EXTRA_DEBS = xvfb openbox xdotool
 soak: setup sysdeps
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -s -m soak
 
-bench: setup
+bench: setup xgrammar
 	QT_QPA_PLATFORM=offscreen $(BIN)/maskscope bench
 
 # The forward pass of each candidate CPU build, side by side (compiles the missing ones first).
@@ -90,7 +102,7 @@ JOBS ?= 2
 FIDELITY_OUT ?= build/fidelity.jsonl
 FIDELITY_FILES = $(wildcard $(DATA)/maskbench-dev/*.json) \
 	$(wildcard $(DATA)/json-schema-test-suite/draft2020-12/*.json)
-fidelity: setup
+fidelity: setup xgrammar
 	@if [ -z "$(strip $(FIDELITY_FILES))" ]; then \
 		echo "make fidelity: no data: expected $(DATA)/maskbench-dev/*.json and" \
 			"$(DATA)/json-schema-test-suite/draft2020-12/*.json (give DATA=DIR)" >&2; exit 2; fi

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -11,24 +12,43 @@ from typing import Any
 # (and its module, named in engine/grammar/compile.py and engine/masking/base.py).
 #   maskscope: Maskscope's own compiler; llamacpp: llama-cpp-python's converter (both GBNF);
 #   llguidance: llguidance's own JSON Schema compiler (llguidance's grammar);
-#   outlines: outlines-core's build_regex_from_schema (a regex).
+#   outlines: outlines-core's build_regex_from_schema (a regex);
+#   xgrammar: XGrammar's own JSON Schema compiler, as vLLM calls it (XGrammar's EBNF).
 GRAMMAR_KINDS: dict[str, str] = {
     "maskscope": "gbnf",
     "llamacpp": "gbnf",
     "llguidance": "llguidance",
     "outlines": "regex",
+    "xgrammar": "xgrammar",
 }
-# llguidance translates GBNF into its Lark; outlines-core's Index reads a regex only.
+# llguidance translates GBNF into its Lark; outlines-core's Index reads a regex only;
+# XGrammar parses GBNF as its own EBNF, of which GBNF is nearly a subset.
 BACKEND_KINDS: dict[str, frozenset[str]] = {
     "llguidance": frozenset({"gbnf", "llguidance"}),
     "llamacpp": frozenset({"gbnf"}),
     "outlines": frozenset({"regex"}),
+    "xgrammar": frozenset({"gbnf", "xgrammar"}),
 }
-_KIND_NOUNS = {"gbnf": "grammar", "llguidance": "grammar", "regex": "regex"}
+_KIND_NOUNS = {"gbnf": "grammar", "llguidance": "grammar", "regex": "regex", "xgrammar": "grammar"}
+# Engines installed only with an extra: the module each needs, and the line that installs it.
+OPTIONAL_ENGINES: dict[str, tuple[str, str]] = {
+    "xgrammar": ("xgrammar", "pip install 'maskscope[xgrammar]' (it brings torch)"),
+}
 COMPILERS = tuple(GRAMMAR_KINDS)
 BACKENDS = tuple(BACKEND_KINDS)
 DEFAULT_COMPILER = "maskscope"
 DEFAULT_BACKEND = "llguidance"
+
+
+def missing_engine(name: str) -> str | None:
+    """Why the compiler or backend `name` cannot load here, in one line; None when it can
+    (as far as finding its module tells: an import that fails later says so itself)."""
+    if name not in OPTIONAL_ENGINES:
+        return None
+    module, install = OPTIONAL_ENGINES[name]
+    if importlib.util.find_spec(module) is not None:
+        return None
+    return f"{name} is not installed: {install}"
 
 
 def runs_on(compiler: str, backend: str) -> bool:

@@ -264,8 +264,7 @@ class GrammarView(QWidget):
             compiled.text,
             compiled.compiler,
             backend,
-            compiled.gbnf,
-            compiled.llguidance_grammar,
+            compiled.grammar_text,
         )
         if self._pending is not None and self._pending[0] == key:  # still waiting to be shown
             self._pending = (key, dataclasses.replace(self._pending[1], compile_ms=compile_ms))

@@ -102,8 +102,9 @@ def key_order(compiler: str) -> Arrange:
     if compiler == "llamacpp":
         return llamacpp_order
     # llguidance: found by experiment; outlines-core writes each object's `properties` in
-    # order, required or not (src/json_schema/parsing.rs), with its `[ ]?` around ', ', ': '.
-    if compiler in ("llguidance", "outlines"):
+    # order, required or not (src/json_schema/parsing.rs), with its `[ ]?` around ', ', ': ';
+    # XGrammar, without any_order (vLLM's default), wants the schema's declared order.
+    if compiler in ("llguidance", "outlines", "xgrammar"):
         return properties_order
     return document_order
 

@@ -14,18 +14,19 @@ from engine.grammar.llguidance_compiler import compile_llguidance
 from engine.grammar.maskscope.compiler import compile_to_gbnf
 from engine.grammar.outlines_compiler import compile_outlines
 from engine.grammar.report import Unenforced
+from engine.grammar.xgrammar_compiler import compile_xgrammar
 from engine.schema.parse import parse_schema
-from engine.settings import COMPILERS, DEFAULT_COMPILER
+from engine.settings import COMPILERS, DEFAULT_COMPILER, GRAMMAR_KINDS
 
 
 @dataclass(frozen=True, slots=True)
 class CompiledSchema:
     """A schema that parsed, passed its meta-schema and became a grammar.
 
-    `gbnf` is what the maskscope and llamacpp compilers produce, and runs on both backends.
-    The llguidance compiler produces no GBNF: `llguidance_grammar` holds llguidance's own
-    grammar (from its JSON Schema compiler), which only the llguidance backend runs. The
-    outlines compiler produces a regex, `outlines_regex`, which only the outlines backend runs.
+    `gbnf` is what the maskscope and llamacpp compilers produce. The other compilers produce
+    no GBNF but `native`, the engine's own grammar: llguidance's (its JSON Schema compiler's
+    JSON), outlines-core's regex, XGrammar's EBNF. Which it is, and so which backends run it,
+    is engine.settings.GRAMMAR_KINDS[compiler].
     """
 
     schema: Any
@@ -33,10 +34,19 @@ class CompiledSchema:
     text: str
     unenforced: tuple[Unenforced, ...] = ()  # keywords the grammar skips: warn, don't fail
     compiler: str = DEFAULT_COMPILER
-    llguidance_grammar: str | None = None
-    outlines_regex: str | None = None
+    native: str | None = None
     # Maskscope's compiler only: (JSON path, GBNF rule) pairs, for the grammar view.
     rule_paths: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """The kind of grammar: "gbnf", "llguidance", "regex" or "xgrammar"."""
+        return GRAMMAR_KINDS[self.compiler]
+
+    @property
+    def grammar_text(self) -> str:
+        """The grammar as the compiler made it: what a suite ships and its digest covers."""
+        return self.gbnf or self.native or ""
 
 
 def _maskscope(schema: Any, text: str) -> CompiledSchema:
@@ -63,12 +73,17 @@ def _checked_gbnf(
 
 def _llguidance(schema: Any, text: str) -> CompiledSchema:
     grammar, unenforced = compile_llguidance(schema)
-    return CompiledSchema(schema, "", text, unenforced, "llguidance", llguidance_grammar=grammar)
+    return CompiledSchema(schema, "", text, unenforced, "llguidance", native=grammar)
+
+
+def _xgrammar(schema: Any, text: str) -> CompiledSchema:
+    ebnf, unenforced = compile_xgrammar(schema)
+    return CompiledSchema(schema, "", text, unenforced, "xgrammar", native=ebnf)
 
 
 def _outlines(schema: Any, text: str) -> CompiledSchema:
     regex, unenforced = compile_outlines(schema)
-    return CompiledSchema(schema, "", text, unenforced, "outlines", outlines_regex=regex)
+    return CompiledSchema(schema, "", text, unenforced, "outlines", native=regex)
 
 
 # One row per compiler in engine.settings.COMPILERS; the kind of grammar each makes, and so
@@ -78,6 +93,7 @@ _COMPILERS: dict[str, Callable[[Any, str], CompiledSchema]] = {
     "llamacpp": _llamacpp,
     "llguidance": _llguidance,
     "outlines": _outlines,
+    "xgrammar": _xgrammar,
 }
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from engine.errors import GrammarError
-from engine.settings import BACKENDS, pairing_problem
+from engine.settings import BACKENDS, missing_engine, pairing_problem
 
 if TYPE_CHECKING:
     from engine.grammar.compile import CompiledSchema
@@ -72,6 +72,7 @@ PLUGINS: dict[str, BackendPlugin] = {
     "outlines": BackendPlugin(
         "engine.masking.outlines", "OutlinesBackend", True, "Building the Outlines index…"
     ),
+    "xgrammar": BackendPlugin("engine.masking.xgrammar", "XGrammarBackend"),
 }
 
 
@@ -86,7 +87,7 @@ def make_backend(
     plugin = PLUGINS.get(name)
     if plugin is None:
         raise GrammarError(f"unknown mask backend {name!r}; choose one of {', '.join(BACKENDS)}")
-    if (problem := pairing_problem(compiled.compiler, name)) is not None:
+    if (problem := pairing_problem(compiled.compiler, name) or missing_engine(name)) is not None:
         raise GrammarError(problem)
     cls = getattr(importlib.import_module(plugin.module), plugin.cls)
     if plugin.stoppable:

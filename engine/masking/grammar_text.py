@@ -7,6 +7,10 @@ from dataclasses import dataclass
 
 from engine.grammar.compile import CompiledSchema
 from engine.masking.llguidance import lark_text
+from engine.masking.xgrammar import xgrammar_gbnf
+
+# The language of each engine's own grammar text, shown as the compiler made it.
+_NATIVE = {"regex": "regex", "xgrammar": "ebnf"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,7 +18,8 @@ class Grammar:
     """The grammar one backend runs, as text, and what kind of text it is."""
 
     text: str
-    # "gbnf", "lark", "json" (llguidance's own compiled-schema grammar) or "regex" (outlines)
+    # "gbnf", "lark", "json" (llguidance's own compiled-schema grammar), "regex" (outlines)
+    # or "ebnf" (XGrammar's)
     language: str
     compiler: str
     backend: str
@@ -25,13 +30,15 @@ def backend_grammar(compiled: CompiledSchema, backend: str) -> Grammar:
 
     Raises GrammarError when llguidance cannot translate the GBNF.
     """
-    if compiled.llguidance_grammar is not None:
+    if compiled.kind == "llguidance":
         # llguidance's compiler hands the schema itself to llguidance, which builds the
         # rules inside; the same JSON, pretty-printed. Only the llguidance backend runs it.
-        text = json.dumps(json.loads(compiled.llguidance_grammar), indent=2) + "\n"
+        text = json.dumps(json.loads(compiled.grammar_text), indent=2) + "\n"
         return Grammar(text, "json", compiled.compiler, "llguidance")
-    if compiled.outlines_regex is not None:  # one pattern, which only outlines-core runs
-        return Grammar(compiled.outlines_regex, "regex", compiled.compiler, "outlines")
+    if compiled.kind in _NATIVE:  # the engine's own text, which only its backend runs
+        return Grammar(compiled.grammar_text, _NATIVE[compiled.kind], compiled.compiler, backend)
     if backend == "llguidance":
         return Grammar(lark_text(compiled.gbnf), "lark", compiled.compiler, backend)
+    if backend == "xgrammar":
+        return Grammar(xgrammar_gbnf(compiled.gbnf), "gbnf", compiled.compiler, backend)
     return Grammar(compiled.gbnf, "gbnf", compiled.compiler, backend)

@@ -142,7 +142,7 @@ class LlguidanceBackend:
     def __init__(self, model: Model, compiled: CompiledSchema) -> None:
         self._n_vocab = model.n_vocab
         tok = tokenizer_for(model)
-        grammar = compiled.llguidance_grammar or llguidance.LLMatcher.grammar_from_lark(
+        grammar = compiled.native or llguidance.LLMatcher.grammar_from_lark(
             lark_text(compiled.gbnf)
         )
         self._matcher = llguidance.LLMatcher(tok, grammar, log_level=0)

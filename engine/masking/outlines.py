@@ -180,14 +180,14 @@ class OutlinesBackend:
         should_stop: Callable[[], bool] | None = None,
         limit_s: float = DEFAULT_INDEX_LIMIT_S,
     ) -> None:
-        if compiled.outlines_regex is None:
+        if compiled.kind != "regex" or compiled.native is None:
             raise GrammarError(
                 "the outlines backend runs the outlines compiler's regex only: "
                 "choose the outlines compiler or another backend"
             )
         self._n_vocab = model.n_vocab
         self._vocab = vocabulary_for(model)
-        index = index_for(compiled.outlines_regex, self._vocab, should_stop, limit_s)
+        index = index_for(compiled.native, self._vocab, should_stop, limit_s)
         self._guide = outlines_core.Guide(index)
         # Words wide enough for the model's ids and outlines-core's EOS, whichever is larger.
         width = max(self._n_vocab, self._vocab.eos + 1)

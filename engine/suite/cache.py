@@ -52,10 +52,9 @@ def default_folder() -> Path:
 
 
 def grammar_digest(compiled: CompiledSchema) -> str:
-    """The sha256 of the grammar that was run: the GBNF, or llguidance's own grammar for the
-    llguidance compiler (what the bundle ships as its grammar file)."""
-    text = compiled.gbnf or compiled.llguidance_grammar or ""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The sha256 of the grammar that was run: the GBNF, or the engine's own grammar for the
+    other compilers (what the bundle ships as its grammar file)."""
+    return hashlib.sha256(compiled.grammar_text.encode("utf-8")).hexdigest()
 
 
 @functools.cache

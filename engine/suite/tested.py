@@ -49,4 +49,4 @@ class Tested:
 
     @property
     def grammar_text(self) -> str:
-        return self.compiled.gbnf or self.compiled.llguidance_grammar or ""
+        return self.compiled.grammar_text

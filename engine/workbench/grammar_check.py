@@ -87,7 +87,7 @@ def _contradictions(schema: Any) -> list[GrammarFailure]:
 
 def _backend_refusal(compiled: CompiledSchema, backend: str) -> list[GrammarFailure]:
     """llguidance's verdict on a GBNF grammar; the llamacpp backend's came with compiling."""
-    if backend != "llguidance" or compiled.llguidance_grammar is not None:
+    if backend != "llguidance" or compiled.kind != "gbnf":
         return []
     try:
         grammar = llguidance.LLMatcher.grammar_from_lark(

@@ -61,7 +61,7 @@ def test_gbnf_for_llamacpp_lark_for_llguidance(qtbot, view: GrammarView) -> None
 def test_llguidance_compiler_shows_its_grammar_unmapped(qtbot, view: GrammarView) -> None:
     c = compiled("currency", "llguidance")
     show(qtbot, view, c, "llguidance")
-    assert json.loads(view.text.toPlainText()) == json.loads(c.llguidance_grammar or "")
+    assert json.loads(view.text.toPlainText()) == json.loads(c.native or "")
     assert "llguidance JSON Schema grammar" in view.info.text()
     assert view.select_at_schema_position(qt_offset(c.text, '"EUR"')) is None
 

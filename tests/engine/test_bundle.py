@@ -208,7 +208,7 @@ def test_an_llguidance_suite_ships_its_own_grammar_and_no_gbnf_snippet(bundle, m
     assert not (tmp_path / "grammar.gbnf").exists()
     assert not (tmp_path / "snippets/llama_cpp_python.py").exists()
     shipped = (tmp_path / "grammar.llguidance.json").read_text(encoding="utf-8")
-    assert shipped == compiled.llguidance_grammar
+    assert shipped == compiled.native
     manifest = json.loads((tmp_path / "hashes.json").read_text(encoding="utf-8"))
     assert manifest["tested"]["grammar_sha256"] == _sha(tmp_path / "grammar.llguidance.json")
     assert "not GBNF" in (tmp_path / "README.md").read_text(encoding="utf-8")

@@ -25,15 +25,15 @@ def _accepts(model, compiled, text: str, backend: str = "llguidance") -> bool:
 
 
 def test_unknown_compiler_is_refused_by_name():
-    with pytest.raises(GrammarError, match="unknown compiler 'xgrammar'; choose one of maskscope"):
-        compile_schema(MULTIPLE_OF_3, "xgrammar")
+    with pytest.raises(GrammarError, match="unknown compiler 'vllm'; choose one of maskscope"):
+        compile_schema(MULTIPLE_OF_3, "vllm")
 
 
 def test_llguidance_compiler_gives_its_own_grammar_and_no_gbnf():
     compiled = compile_schema(MULTIPLE_OF_3, "llguidance")
     assert (compiled.compiler, compiled.gbnf, compiled.unenforced) == ("llguidance", "", ())
-    assert compiled.llguidance_grammar
-    assert LLMatcher.validate_grammar(compiled.llguidance_grammar) == ""
+    assert compiled.native
+    assert LLMatcher.validate_grammar(compiled.native) == ""
 
 
 def test_llguidance_backend_runs_the_llguidance_compilers_grammar(model):
@@ -48,7 +48,7 @@ def test_llguidance_backend_runs_the_llguidance_compilers_grammar(model):
 @pytest.mark.parametrize("backend", ["llguidance", "llamacpp"])
 def test_maskscope_compilers_gbnf_runs_on_both_backends(model, backend):
     compiled = compile_schema(MULTIPLE_OF_3, "maskscope")
-    assert (compiled.compiler, compiled.llguidance_grammar, compiled.unenforced) == (
+    assert (compiled.compiler, compiled.native, compiled.unenforced) == (
         "maskscope",
         None,
         (),

@@ -62,14 +62,14 @@ def test_known_unenforced_keywords_are_reported_and_truly_unenforced():
     compiled = compile_schema(json.dumps(schema), "outlines")
     assert [(u.path, u.keyword) for u in compiled.unenforced] == [("$.properties.n", "minimum")]
     # The report is the truth: the regex does take a value below the minimum.
-    assert re.fullmatch(compiled.outlines_regex, '{"n":3}')
+    assert re.fullmatch(compiled.native, '{"n":3}')
 
 
 def test_one_of_is_reported_as_any_of():
     schema = {"oneOf": [{"type": "integer"}, {"type": "number"}]}
     compiled = compile_schema(json.dumps(schema), "outlines")
     assert ("$", "oneOf") in [(u.path, u.keyword) for u in compiled.unenforced]
-    assert re.fullmatch(compiled.outlines_regex, "1")  # matches both branches: invalid
+    assert re.fullmatch(compiled.native, "1")  # matches both branches: invalid
 
 
 def test_an_enum_that_fits_its_siblings_reports_nothing():
@@ -108,7 +108,7 @@ def test_a_stopped_index_build_is_cancelled(model):
 
 def test_an_index_is_built_once_per_regex_and_vocabulary(model):
     vocab = vocabulary_for(model)
-    regex = compile_schema(load_example("currency").schema_text, "outlines").outlines_regex
+    regex = compile_schema(load_example("currency").schema_text, "outlines").native
     assert index_for(regex, vocab) is index_for(regex, vocab)
 
 

@@ -34,27 +34,43 @@ OUTLINES_ONLY = (
     "the outlines backend runs the outlines compiler's regex only: "
     "choose the outlines compiler or another backend"
 )
+XGRAMMAR_ONLY = (
+    "the xgrammar compiler's grammar runs on the xgrammar backend only: "
+    "choose the xgrammar backend or another compiler"
+)
 # Every compiler x backend: None where it runs, else the one line the user reads.
 TABLE = {
     ("maskscope", "llguidance"): None,
     ("maskscope", "llamacpp"): None,
     ("maskscope", "outlines"): OUTLINES_ONLY,
+    ("maskscope", "xgrammar"): None,
     ("llamacpp", "llguidance"): None,
     ("llamacpp", "llamacpp"): None,
     ("llamacpp", "outlines"): OUTLINES_ONLY,
+    ("llamacpp", "xgrammar"): None,
     ("llguidance", "llguidance"): None,
     ("llguidance", "llamacpp"): LLG_ONLY,
     ("llguidance", "outlines"): LLG_ONLY,
+    ("llguidance", "xgrammar"): LLG_ONLY,
     ("outlines", "llguidance"): REGEX_ONLY,
     ("outlines", "llamacpp"): REGEX_ONLY,
     ("outlines", "outlines"): None,
+    ("outlines", "xgrammar"): REGEX_ONLY,
+    ("xgrammar", "llguidance"): XGRAMMAR_ONLY,
+    ("xgrammar", "llamacpp"): XGRAMMAR_ONLY,
+    ("xgrammar", "outlines"): XGRAMMAR_ONLY,
+    ("xgrammar", "xgrammar"): None,
 }
 # A backends' cross-check needs a second backend that runs the same grammar.
 CROSS = {
     ("maskscope", "llguidance"): None,
     ("maskscope", "llamacpp"): None,
+    ("maskscope", "xgrammar"): None,
     ("llamacpp", "llguidance"): None,
     ("llamacpp", "llamacpp"): None,
+    ("llamacpp", "xgrammar"): None,
+    ("xgrammar", "xgrammar"): "cross-checking the backends needs a grammar both run, and "
+    "the xgrammar compiler's runs on xgrammar only: cross-check another compiler instead",
     ("llguidance", "llguidance"): "cross-checking the backends needs a grammar both run, and "
     "the llguidance compiler's runs on llguidance only: cross-check another compiler instead",
     ("outlines", "outlines"): "the outlines compiler's regex runs on no other backend, and the "
@@ -122,10 +138,10 @@ def test_check_summary_runs_only_pairs_that_run_and_says_which_it_skipped(capsys
     pairs = _pairs(_args())
     assert pairs == [k for k, v in TABLE.items() if v is None]
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("maskscope: skipped 6 pairings")
+    assert err.count("\n") == 1 and err.startswith("maskscope: skipped 11 pairings")
     assert "maskscope on outlines" in err and "outlines on llamacpp" in err
     assert _pairs(_args(backend="outlines")) == [("outlines", "outlines")]
-    assert "skipped 3 pairings" in capsys.readouterr().err
+    assert "skipped 4 pairings" in capsys.readouterr().err
 
 
 def test_check_summary_with_no_pair_that_runs_says_why(capsys):
@@ -165,7 +181,7 @@ def test_check_summary_on_the_outlines_backend_runs_the_outlines_pair(capsys, tm
     assert main([*argv, "--instances", str(instances), str(schema)]) == 0
     captured = capsys.readouterr()
     assert "| outlines | outlines | 1 | 100.0% (1/1) | 100.0% (1/1) |" in captured.out
-    assert "skipped 3 pairings that cannot run together" in captured.err
+    assert "skipped 4 pairings that cannot run together" in captured.err
 
 
 def test_the_grammar_view_shows_the_outlines_regex_as_it_runs():
@@ -176,6 +192,6 @@ def test_the_grammar_view_shows_the_outlines_regex_as_it_runs():
 
     compiled = compile_schema(load_example("currency").schema_text, "outlines")
     grammar = backend_grammar(compiled, "outlines")
-    assert (grammar.text, grammar.language) == (compiled.outlines_regex, "regex")
+    assert (grammar.text, grammar.language) == (compiled.native, "regex")
     assert "USD" in grammar.text
     assert rule_map(compiled, grammar.text, grammar.language).definitions == {}

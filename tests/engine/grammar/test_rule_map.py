@@ -46,7 +46,7 @@ def test_llguidance_compiler_shows_its_own_grammar() -> None:
     c = compiled("currency", "llguidance")
     grammar = backend_grammar(c, "llamacpp")  # its grammar runs on llguidance only
     assert (grammar.language, grammar.backend) == ("json", "llguidance")
-    assert json.loads(grammar.text) == json.loads(c.llguidance_grammar or "")
+    assert json.loads(grammar.text) == json.loads(c.native or "")
     assert rule_map(c, grammar).definitions == {}
 
 
