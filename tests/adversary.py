@@ -35,6 +35,8 @@ PAIRINGS = [
     ("llamacpp", "llguidance"),
     ("llguidance", "llguidance"),
     ("outlines", "outlines"),
+    ("maskscope", "xgrammar"),
+    ("xgrammar", "xgrammar"),
 ]
 ENDED_BY_GRAMMAR = (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)
 
