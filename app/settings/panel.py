@@ -36,16 +36,18 @@ from engine.settings import (
     Range,
     backends_for,
     cross_check_problem,
+    missing_engine,
     pairing_problem,
     runs_on,
 )
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
 COMPILER_TIPS = {
-    "maskscope": "Maskscope's own compiler: GBNF that runs on the llguidance and llamacpp "
-    "backends and on stock llama.cpp, with a report of each keyword it does not enforce.",
+    "maskscope": "Maskscope's own compiler: GBNF that runs on the llguidance, llamacpp and "
+    "xgrammar backends and on stock llama.cpp, with a report of each keyword it does not "
+    "enforce.",
     "llamacpp": "llama-cpp-python's converter (json_schema_to_gbnf): what llama-cpp-python "
-    "users get. Runs on the llguidance and llamacpp backends.",
+    "users get. Runs on the llguidance, llamacpp and xgrammar backends.",
     "llguidance": "llguidance's own JSON Schema compiler: what vLLM, SGLang and "
     "llguidance-enabled llama.cpp users get. Runs on the llguidance backend only; it refuses "
     "a schema with a keyword it cannot enforce.",
@@ -53,12 +55,19 @@ COMPILER_TIPS = {
     "outlines backend only; its index build can take tens of seconds on a large vocabulary. "
     "It skips minimum/maximum, multipleOf, uniqueItems, not, if/then/else, contains and "
     "min/maxProperties, and checks oneOf as anyOf.",
+    "xgrammar": "XGrammar's own JSON Schema compiler, with the options vLLM passes: what "
+    "vLLM, SGLang and TensorRT-LLM users get by default. Runs on the xgrammar backend only. "
+    "It forbids properties the schema does not name, checks overlapping oneOf as anyOf and "
+    "drops a length bound beside a pattern or format.",
 }
 BACKEND_TIPS = {
     "llguidance": "llguidance computes the exact valid-token set from the grammar.",
     "llamacpp": "llama.cpp's GBNF sampler, asked token by token.",
     "outlines": "outlines-core's Index and Guide, as Outlines uses them: a mask is a table "
     "lookup, but building the index can take tens of seconds on a large vocabulary.",
+    "xgrammar": "XGrammar's GrammarMatcher, as vLLM and SGLang run it: a full mask in "
+    "microseconds. It runs XGrammar's own grammar and the GBNF of the maskscope and "
+    "llamacpp compilers, so a grammar tested here can be checked under vLLM's engine.",
 }
 OTHER_BACKEND = "the other backend"
 CROSS_CHECK_TIP = (
@@ -308,12 +317,16 @@ class SettingsPanel(QGroupBox):
     def _update_enabled(self) -> None:
         """Grey out what cannot run with the rest (engine.settings.runs_on), so that every
         choice left is one that runs: the compiler takes the backend with it."""
+        for name in COMPILERS:  # an engine that is not installed says how to install it
+            missing = missing_engine(name)
+            _enable_item(self.compiler, name, not missing, COMPILER_TIPS[name], _sentence(missing))
         compiler = self.compiler.currentText()
         if not runs_on(compiler, self.backend.currentText()):
             self.backend.setCurrentText(backends_for(compiler)[0])
         for name in BACKENDS:
-            why_not = _sentence(pairing_problem(compiler, name))
-            _enable_item(self.backend, name, runs_on(compiler, name), BACKEND_TIPS[name], why_not)
+            why_not = _sentence(pairing_problem(compiler, name) or missing_engine(name))
+            runs = runs_on(compiler, name) and not missing_engine(name)
+            _enable_item(self.backend, name, runs, BACKEND_TIPS[name], why_not)
         backend = self.backend.currentText()
         self.exact_mask.setEnabled(backend == "llamacpp")
         self._update_cross_check(compiler, backend)

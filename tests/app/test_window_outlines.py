@@ -57,7 +57,7 @@ def test_choosing_the_outlines_compiler_takes_its_backend_and_greys_the_rest(qtb
 
     panel.compiler.setCurrentText("maskscope")
     assert panel.backend.currentText() == "llguidance"
-    assert _offered(panel.backend) == ["llguidance", "llamacpp"]
+    assert _offered(panel.backend) == ["llguidance", "llamacpp", "xgrammar"]
     assert "runs the outlines compiler's regex only" in _tip(panel.backend, "outlines")
     assert panel.cross_check.isEnabled() and panel.generation_settings().cross_check
 
