@@ -26,6 +26,13 @@ FAMILIES = {
     "llama-bpe": "ggml-vocab-llama-bpe.gguf",  # byte-level BPE (Llama 3)
     "qwen2": "ggml-vocab-qwen2.gguf",  # byte-level BPE
     "gemma3": "",  # SentencePiece with byte fallback, 262,144 tokens
+    # llama-spm without the space prefix (as Gemma's tokenizer): a text tokenizes to its own
+    # bytes, no " " before the first character. `maskscope check` feeds texts through it.
+    "llama-spm-bare": "ggml-vocab-llama-spm.gguf",
+}
+# Tokenizer settings a family sets over its vocabulary file's.
+_OVERRIDES: dict[str, dict[str, bool]] = {
+    "llama-spm-bare": {"tokenizer.ggml.add_space_prefix": False},
 }
 WIDTH = 64
 LAYERS = 2
@@ -65,12 +72,12 @@ def tiny_model(family: str, seed: int = 0) -> Path:
     target = cache_dir() / "tiny-models" / f"{family}-s{seed}-v{_VERSION}.gguf"
     if not target.is_file():
         partial = target.with_suffix(".partial")
-        _write(vocab_file(family), partial, seed)
+        _write(vocab_file(family), partial, seed, _OVERRIDES.get(family, {}))
         partial.replace(target)
     return target
 
 
-def _write(vocab: Path, out: Path, seed: int) -> None:
+def _write(vocab: Path, out: Path, seed: int, overrides: dict[str, bool]) -> None:
     reader = GGUFReader(vocab)
     n_vocab = len(reader.fields["tokenizer.ggml.tokens"].data)
     writer = GGUFWriter(str(out), "llama")
@@ -83,8 +90,10 @@ def _write(vocab: Path, out: Path, seed: int) -> None:
     writer.add_uint32("llama.rope.dimension_count", WIDTH // HEADS)
     writer.add_float32("llama.attention.layer_norm_rms_epsilon", 1e-5)
     for key, field in reader.fields.items():
-        if key.startswith("tokenizer.") and "chat_template" not in key:
+        if key.startswith("tokenizer.") and "chat_template" not in key and key not in overrides:
             _copy_field(writer, key, field)
+    for key, flag in overrides.items():
+        writer.add_bool(key, flag)
     rng = np.random.default_rng(seed)
 
     def weights(*shape: int, scale: float = 1.0) -> np.ndarray:
