@@ -10,6 +10,8 @@ One run on one loaded model measures, with the same prompts, steps, seed and tem
 - the same samples one at a time and P at a time in one batch, and by the peer
   (engine/bench/batch.py);
 - compiling a schema into a ready backend, and the one-off llguidance tokenizer build;
+- each production engine on its own compiler's grammar: compile and full-mask times
+  (engine/bench/engines.py);
 - memory over a long run, and the app's chart and GUI-thread responsiveness.
 
 Step 0 is left out of every per-step number: its forward pass is the prompt's. Runs may end
@@ -42,6 +44,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from engine.bench.batch import PARALLEL, QUICK_PARALLEL, batch_table, batch_workloads
+from engine.bench.engines import engine_table, engine_workloads, print_engine_table
 from engine.bench.options import (
     BATCH_SAMPLES,
     QUICK_BATCH_SAMPLES,
@@ -488,6 +491,8 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
     ):
         _row(label, [_cell(result, path), ""], _target([path]), out)
     print_batch_table(result, out)
+    if "engines" in result:
+        print_engine_table(result["engines"], _fmt, out)
     for note in result["notes"]:
         print(f"note: {note}", file=out)
 
@@ -551,6 +556,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         QUICK_PARALLEL if args.quick else PARALLEL,
         _progress,
     )
+    engine_loads = engine_workloads(args.quick)
+    engines = engine_table(model, engine_loads, steps, TEMPERATURE, SEED, _progress)
     _progress(f"chart updates: {len(records)} records")
     chart_ms, chart_note = isolated("chart", {"records": [r.to_json() for r in records]})
     _progress("GUI lag probe")
@@ -571,6 +578,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "gui_max_lag_ms": lag_ms,
         **memory,
         **batch,
+        "engines": engines,
         "tokenizer_build_ms": tokenizer_ms,
         "machine": machine_info(model),
         "steps": steps,

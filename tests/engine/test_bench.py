@@ -220,3 +220,23 @@ def test_quick_batch_table(report: dict[str, Any]) -> None:
     # The currency objects end well before their limit, so the model writes valid ones.
     assert report["batch"][0]["objects"]["samples_valid"] == 2
     assert report["batch"][1]["tokens_per_s"] == report["batch"][1]["objects"]["tokens_per_s"]
+
+
+@pytest.mark.slow
+def test_quick_engine_table(report: dict[str, Any]) -> None:
+    """Every production engine on its own grammar: compile and mask times, or the count of
+    schemas it refused; the table prints a row for each."""
+    from engine.bench.engines import ENGINES, print_engine_table
+    from engine.bench.measure import _fmt
+
+    assert list(report["engines"]) == [row for row, _, _ in ENGINES]
+    for row, cells in report["engines"].items():
+        assert cells["schemas"] == 2, row  # the quick run's two examples
+        assert cells["refused"] < cells["schemas"], row
+        for key in ("compile_ms_p50", "compile_ms_p99", "mask_ms_p50", "mask_ms_p99"):
+            assert _number(cells[key]), (row, key, cells[key])
+    out = io.StringIO()
+    print_engine_table(report["engines"], _fmt, out)
+    lines = out.getvalue().splitlines()
+    assert "compile ms p50" in lines[2] and "MaskBench" in lines[2]
+    assert [line.split()[0] for line in lines[3:]] == [row for row, _, _ in ENGINES]
