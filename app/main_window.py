@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.banner import ErrorBanner
 from app.chart.step_chart import StepChart
 from app.demo.plugin import Demonstration
+from app.engines.plugin import install_engines
 from app.run.auto_rerun import AutoRerun, make_toggle
 from app.run.compare_view import CompareView
 from app.run.output_view import OutputView, verdict
@@ -293,6 +294,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.toolbar = toolbar
         self.demo = Demonstration(self)  # app/demo/plugin.py: its actions, panes, links
         self.suites = install_suites(self)  # app/suite/plugin.py: the Suite pane, examples
+        self.engines = install_engines(self)  # app/engines/plugin.py: the Engines pane
 
     def _connect(self) -> None:
         c = self.controller
