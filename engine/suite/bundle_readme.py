@@ -155,6 +155,10 @@ _USES = {
     "grammar.gbnf": "the GBNF grammar that was tested; llama.cpp's `grammar` takes it as is",
     "grammar.llguidance.json": "llguidance's own grammar (its JSON form, not GBNF): the "
     "llguidance compiler makes no GBNF, so only an llguidance-enabled engine runs it",
+    "grammar.outlines.regex": "the regex outlines-core built from the schema (not GBNF): "
+    "Outlines runs it, as `outlines_core.Index(regex, vocabulary)`",
+    "grammar.xgrammar.ebnf": "XGrammar's own grammar (its EBNF, not GBNF), as vLLM's "
+    "defaults compile the schema: `GrammarCompiler.compile_grammar` takes it as is",
     "suite.json": "the suite, self-contained: `maskscope test suite.json` runs it again",
     "report.json": "the result of `maskscope test --json`: every metric and sample",
     "report.html": "the same result as a page (no script, opens offline)",

@@ -17,6 +17,14 @@ from engine.suite.format import Suite
 from engine.suite.metrics import Summary, Verdict
 
 LLGUIDANCE_GRAMMAR = "grammar.llguidance.json"
+# The file a bundle ships the tested grammar in, by kind (engine.settings.GRAMMAR_KINDS): each
+# engine's own text under a name that says which engine reads it.
+GRAMMAR_FILES = {
+    "gbnf": snippets.GRAMMAR_FILE,
+    "llguidance": LLGUIDANCE_GRAMMAR,
+    "regex": "grammar.outlines.regex",
+    "xgrammar": "grammar.xgrammar.ebnf",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +53,7 @@ class Tested:
 
     @property
     def grammar_file(self) -> str:
-        return snippets.GRAMMAR_FILE if self.compiled.gbnf else LLGUIDANCE_GRAMMAR
+        return GRAMMAR_FILES[self.compiled.kind]
 
     @property
     def grammar_text(self) -> str:

@@ -214,6 +214,23 @@ def test_an_llguidance_suite_ships_its_own_grammar_and_no_gbnf_snippet(bundle, m
     assert "not GBNF" in (tmp_path / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    ("compiler", "file"),
+    [("outlines", "grammar.outlines.regex"), ("xgrammar", "grammar.xgrammar.ebnf")],
+)
+def test_a_suite_on_another_engine_ships_that_engines_grammar(
+    bundle, model, tmp_path, compiler, file
+):
+    tested = _hostile_tested(bundle, model)
+    compiled = compile_schema(tested.suite.schema_text, compiler)
+    bundling.write_bundle(tmp_path, dataclasses.replace(tested, compiled=compiled))
+    assert not (tmp_path / "grammar.gbnf").exists()
+    assert (tmp_path / file).read_text(encoding="utf-8") == compiled.native
+    manifest = json.loads((tmp_path / "hashes.json").read_text(encoding="utf-8"))
+    assert manifest["tested"]["grammar_sha256"] == _sha(tmp_path / file)
+    assert "not GBNF" in (tmp_path / "README.md").read_text(encoding="utf-8")
+
+
 def test_a_failing_suite_is_exported_as_failed_over_the_old_bundle(bundle, model, capsys):
     root = bundle.parent
     failing = {**SUITE, "thresholds": {"min_field_accuracy": 1.0}}
