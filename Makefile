@@ -112,7 +112,7 @@ FIDELITY_FILES = $(wildcard $(DATA)/maskbench-dev/*.json) \
 FIDELITY_BACKENDS = $(shell $(BIN)/python -c \
 	"from engine.settings import BACKENDS; print(*(b for b in BACKENDS if b != 'outlines'))")
 OUTLINES_VOCAB ?= llama-spm-bare
-OUTLINES_TIMEOUT ?= 120
+OUTLINES_TIMEOUT ?= 60
 fidelity: setup xgrammar
 	@if [ -z "$(strip $(FIDELITY_FILES))" ]; then \
 		echo "make fidelity: no data: expected $(DATA)/maskbench-dev/*.json and" \
