@@ -19,7 +19,7 @@ import contextlib
 from dataclasses import dataclass
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QColor, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -46,7 +46,8 @@ from engine.workbench.locate import locate, path_parts
 
 COLUMNS = ("Target", "Compiles", "Unenforced", "Engine")
 HEADER_TIPS = (
-    "Where the schema may end up: the serving stack and the engine it constrains with",
+    "Where the schema may end up: the serving stack and the engine it constrains with. "
+    "Enter (or +) opens a row; a click on a line under it selects that part of the schema",
     "✓: the engine turns the schema into a grammar (for OpenAI: no documented rule makes "
     "the API refuse it). ✗: it refuses the schema; its own words are in the tooltip",
     "How many keywords of the schema the engine leaves unenforced: output may break them. "
@@ -56,6 +57,8 @@ HEADER_TIPS = (
 ENTRY = Qt.ItemDataRole.UserRole
 DETAIL = Qt.ItemDataRole.UserRole + 1  # a target row's detail line
 FIX_KEYS = QKeySequence("Ctrl+.")
+ENGINE_COLUMN = 3
+WIDE_ENOUGH = 620  # pixels: the Engine column shows from this width of the pane
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +93,16 @@ def target_detail(result: EngineResult) -> str:
             else f"{engine}: compiles the schema"
         )
     else:
-        head = f"{engine} does not take the schema: {result.message or 'no reason given'}"
+        reason = (result.message or "no reason given").rstrip(". ")
+        head = f"{engine} does not take the schema: {reason}"
     n = len(result.unenforced)
-    tail = f"{n} keyword{'s' if n != 1 else ''} unenforced" if n else "every keyword enforced"
+    tails = [f"{n} keyword{'s' if n != 1 else ''} unenforced"] if n else []
+    if not n and result.compiles:
+        tails.append("every keyword enforced")
     if result.lints:
-        tail += f"; {len(result.lints)} broken rule{'s' if len(result.lints) != 1 else ''}"
-    return f"{head}. {tail}."
+        tails.append(f"{len(result.lints)} broken rule{'s' if len(result.lints) != 1 else ''}")
+    tail = "; ".join(tails)
+    return f"{head}. {tail[:1].upper()}{tail[1:]}." if tail else f"{head}."
 
 
 def entry_text(entry: Entry) -> str:
@@ -145,11 +152,16 @@ class EnginesPane(QWidget):
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.setAccessibleName("Engines")
         header = self.tree.header()
-        header.setStretchLastSection(True)
-        for column in (0, 1, 2):
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)  # _fit_columns
+        for column in (1, 2, 3):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        # Enter (or a double click) opens a target's row: in the window, the arrow keys
+        # step through the run's tokens (app/demo/pacing.py) wherever no text is typed;
+        # + and - open and close a row too.
+        self.tree.setExpandsOnDoubleClick(False)
         self.tree.itemClicked.connect(lambda item, _c: self._go_to(item))
-        self.tree.itemActivated.connect(lambda item, _c: self._go_to(item))  # Enter
+        self.tree.itemActivated.connect(lambda item, _c: self._activated(item))
         self.tree.currentItemChanged.connect(self._current_changed)
         self.tree.customContextMenuRequested.connect(self._context_menu)
 
@@ -220,6 +232,23 @@ class EnginesPane(QWidget):
         if self.on_screen():
             self._timer.start()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # In a narrow pane (under the schema editor) the Engine column would push the others
+        # out of sight: it goes, and the detail line and the tooltips still name the engine.
+        self.tree.setColumnHidden(ENGINE_COLUMN, self.width() < WIDE_ENOUGH)
+        QTimer.singleShot(0, self._fit_columns)  # once the list has its new width
+
+    def _fit_columns(self) -> None:
+        """The Target column takes what the others leave (its long labels elide): no
+        sideways scrolling in a narrow pane. Set by hand, as a stretched section kept its
+        old width in the window after a hidden tab was brought forward."""
+        header = self.tree.header()
+        others = sum(
+            header.sectionSize(c) for c in range(1, len(COLUMNS)) if not self.tree.isColumnHidden(c)
+        )
+        header.resizeSection(0, max(120, self.tree.viewport().width() - others))
+
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         QTimer.singleShot(0, self.catch_up)  # once it has its place on screen
@@ -272,6 +301,7 @@ class EnginesPane(QWidget):
             self.tree.setCurrentItem(restore)
         self._set_summary(outcome.results)
         self._update_fix()
+        QTimer.singleShot(0, self._fit_columns)  # the counts' columns fit their new text
 
     def _target_item(self, result: EngineResult, color: QColor) -> QTreeWidgetItem:
         mark = "✓" if result.compiles else "✗"
@@ -284,8 +314,9 @@ class EnginesPane(QWidget):
             item.setTextAlignment(column, Qt.AlignmentFlag.AlignCenter)
         detail = target_detail(result)
         item.setData(0, DETAIL, detail)
+        tip = literal_html(f"{result.label}\n{detail}")
         for column in range(len(COLUMNS)):
-            item.setToolTip(column, literal_html(detail))
+            item.setToolTip(column, tip)
         item.setData(
             1, Qt.ItemDataRole.AccessibleTextRole, "compiles" if result.compiles else "refuses"
         )
@@ -319,6 +350,13 @@ class EnginesPane(QWidget):
     # --- acting on a row ---------------------------------------------------------------
     def current(self) -> Entry | None:
         return entry_of(self.tree.currentItem())
+
+    def _activated(self, item: QTreeWidgetItem) -> None:
+        entry = entry_of(item)
+        if entry is not None and entry.kind == "target":
+            item.setExpanded(not item.isExpanded())
+        else:
+            self._go_to(item)
 
     def _go_to(self, item: QTreeWidgetItem) -> None:
         entry = entry_of(item)

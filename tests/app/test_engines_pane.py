@@ -126,7 +126,7 @@ def test_the_openai_fix_applies_by_keyboard_and_the_rule_goes(qtbot, pane, repor
     openai = rows(pane)["openai"]
     pane.focus_list()
     pane.tree.setCurrentItem(openai)
-    qtbot.keyClick(pane.tree, Qt.Key.Key_Right)  # expand
+    qtbot.keyClick(pane.tree, Qt.Key.Key_Return)  # opens the row (the window's arrows step)
     assert openai.isExpanded()
     first = openai.child(0)
     assert entry_of(first).kind == "lint"
@@ -203,3 +203,10 @@ def test_the_window_shows_the_pane_by_keyboard(qtbot, window) -> None:
     qtbot.waitUntil(pane.tree.hasFocus)
     qtbot.waitUntil(pane.is_current, timeout=CHECK_MS)
     assert pane.problem == pane.status.text() and "not valid JSON" in pane.problem
+    # In the window the arrow keys step through a run's tokens: Enter opens a row.
+    window.schema_editor.editor.setPlainText('{"type": "object", "properties": {"a": {}}}')
+    qtbot.waitUntil(pane.is_current, timeout=CHECK_MS)
+    openai = rows(pane)["openai"]
+    pane.tree.setCurrentItem(openai)
+    qtbot.keyClick(pane.tree, Qt.Key.Key_Return)
+    assert openai.isExpanded() and openai.childCount()
