@@ -18,6 +18,9 @@ keyword each (what `UNENFORCED` lists):
   `maxProperties` (only `maxProperties: 0` is), `propertyNames`, `dependentRequired`,
   `dependentSchemas`, `dependencies`, `not`, `if`/`then`/`else`, `required` on an object
   without `properties`;
+- `format` `date-time`, `date`, `time` and `uri`: outlines-core's regexes for them
+  (src/json_schema/types.rs) let through strings of other shapes (no time zone, February
+  31st, a `<` in a URI's path); its `uuid` and `email` regexes hold;
 - `oneOf` is written as `anyOf`: exactly-one is not checked;
 - a keyword beside the branch that won (`type` beside `properties`, `maxLength` beside
   `$ref`, a `pattern` beside `minLength`) is skipped;
@@ -63,6 +66,17 @@ _DIGITS = frozenset(
         "minDigitsFraction", "maxDigitsFraction", "minDigitsExponent", "maxDigitsExponent",
     }
 )  # fmt: skip
+# The formats whose regex in outlines-core (src/json_schema/types.rs) lets through strings
+# that are not of the format. Its `uuid` and `email` regexes allow only strings of the format
+# (fewer than the format allows: lowercase uuids only).
+_LOOSE_FORMATS = {
+    "uri": "outlines-core's uri regex allows in a path, query or fragment characters that "
+    'no URI holds (`"`, `<`, `{`, `\\`, non-ASCII)',
+    "date-time": "outlines-core's date-time regex makes the time zone optional "
+    "(`(Z)?`) and allows day 31 in every month",
+    "date": "outlines-core's date regex allows day 31 in every month",
+    "time": "outlines-core's time regex makes the time zone optional (`(Z)?`)",
+}
 _BRANCHES = ("properties", "allOf", "anyOf", "oneOf", "prefixItems", "enum", "const", "$ref")
 _SKIPPED = "outlines-core skips it without a word"
 
@@ -162,6 +176,8 @@ def _walk(schema: Any, path: str, found: list[Unenforced]) -> None:
     for key in schema:
         if key not in used and key not in _ANNOTATIONS:
             found.append(Unenforced(path, key, note))
+    if "format" in used and schema.get("format") in _LOOSE_FORMATS:
+        found.append(Unenforced(path, "format", _LOOSE_FORMATS[schema["format"]]))
     if branch == "oneOf":
         found.append(Unenforced(path, "oneOf", "written as anyOf: exactly-one is not checked"))
     if branch == "allOf" and isinstance(schema["allOf"], list) and len(schema["allOf"]) > 1:
