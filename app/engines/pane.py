@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -164,6 +164,7 @@ class EnginesPane(QWidget):
         self.tree.itemActivated.connect(lambda item, _c: self._activated(item))
         self.tree.currentItemChanged.connect(self._current_changed)
         self.tree.customContextMenuRequested.connect(self._context_menu)
+        self.tree.viewport().installEventFilter(self)
 
         self.detail = QLabel("", self)
         self.detail.setObjectName("enginesDetail")
@@ -238,6 +239,12 @@ class EnginesPane(QWidget):
         # out of sight: it goes, and the detail line and the tooltips still name the engine.
         self.tree.setColumnHidden(ENGINE_COLUMN, self.width() < WIDE_ENOUGH)
         QTimer.singleShot(0, self._fit_columns)  # once the list has its new width
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # The list's viewport narrows when its vertical scroll bar shows (a row opened).
+        if watched is self.tree.viewport() and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self._fit_columns)
+        return super().eventFilter(watched, event)
 
     def _fit_columns(self) -> None:
         """The Target column takes what the others leave (its long labels elide): no
@@ -394,9 +401,8 @@ class EnginesPane(QWidget):
         usable = fix is not None and self.is_current()
         self.fix_button.setEnabled(usable)
         self.fix_action.setEnabled(usable)
-        self.fix_button.setText(f"Fix: {fix.label}" if fix is not None else "Apply fix")
         if usable:
-            tip = "Apply this rule's fix to the schema as one edit (Ctrl+. ; Ctrl+Z undoes it)"
+            tip = f"{fix.label}: one edit of the schema (Ctrl+. ; Ctrl+Z undoes it)"
         elif fix is not None:
             tip = "The schema changed since it was checked: wait for the check"
         else:

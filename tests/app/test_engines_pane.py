@@ -133,7 +133,8 @@ def test_the_openai_fix_applies_by_keyboard_and_the_rule_goes(qtbot, pane, repor
     while entry_of(pane.tree.currentItem()).keyword != "required":
         qtbot.keyClick(pane.tree, Qt.Key.Key_Down)
     assert pane.fix_button.isEnabled()
-    assert pane.fix_button.text() == f"Fix: {lints['required'].fix.label}"
+    assert pane.fix_button.toolTip().startswith(lints["required"].fix.label)
+    assert f"Fix: {lints['required'].fix.label}" in pane.detail.text()
     qtbot.keyClick(pane.tree, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)
     assert json.loads(pane.schema_edit.toPlainText())["required"] == ["n", "extra", "s"]
     assert not pane.fix_button.isEnabled()  # the shown offsets are for the old text
