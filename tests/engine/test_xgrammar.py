@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import xgrammar as xgr
 
+from engine.check.verdict import explanation, schema_errors
 from engine.cli.main import main
 from engine.errors import GrammarError
 from engine.examples import load_example
@@ -36,6 +37,68 @@ GAPS = [
     ({"type": "number", "multipleOf": 0.5}, "0.3", "multipleOf"),
     ({"enum": ["a", "b"], "type": "string", "maxLength": 0}, '"a"', "maxLength"),
     ({"const": "a", "type": "integer"}, '"a"', "type"),
+    # No `type` and nothing that makes XGrammar build an object or an array: any value.
+    ({"minimum": 5}, "1", "minimum"),
+    ({"format": "email"}, '"x"', "format"),
+    # The first of anyOf, oneOf, allOf decides; the keywords beside it are dropped.
+    ({"type": "integer", "anyOf": [{"minimum": 0}]}, "1.5", "type"),
+    ({"type": "integer", "minimum": 3, "oneOf": [{"type": "integer"}]}, "1", "minimum"),
+    ({"anyOf": [{"type": "integer"}], "allOf": [{"minimum": 5}]}, "1", "allOf"),
+    # A $ref XGrammar cannot follow as a pointer from the root: what it names goes unchecked.
+    ({"$ref": "#a", "$defs": {"x": {"$anchor": "a", "type": "integer"}}}, '"s"', "type"),
+    (
+        {
+            "$id": "http://e.com/root",
+            "$ref": "#/$defs/inner",
+            "$defs": {
+                "t": {"type": "string"},
+                "inner": {
+                    "$id": "http://e.com/inner",
+                    "$ref": "#/$defs/t",  # jsonschema: inner's t; XGrammar: the root's t
+                    "$defs": {"t": {"type": "integer"}},
+                },
+            },
+        },
+        '"s"',
+        "type",
+    ),
+    (
+        {"$defs": {"x": {"$dynamicAnchor": "x", "type": "integer"}}, "$dynamicRef": "#x"},
+        '"s"',
+        "$dynamicRef",
+    ),
+    (
+        {"type": "object", "properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["b"]}},
+        '{"a":1}',
+        "dependentRequired",
+    ),
+    (
+        {
+            "type": "object",
+            "properties": {"a": {}, "b": {}},
+            "dependentSchemas": {"a": {"required": ["b"]}},
+        },
+        '{"a":1}',
+        "dependentSchemas",
+    ),
+    ({"if": {"type": "integer"}, "then": False}, "1", "false"),  # jsonschema names no keyword
+    ({"type": "integer", "multipleOf": 1.5}, "1", "multipleOf"),
+    (
+        {
+            "type": "object",
+            "properties": {"foo": {"type": "integer"}},
+            "patternProperties": {"f.o": {}},
+        },
+        '{"foo":"a"}',
+        "properties",
+    ),
+    # Format grammars looser than the format's rules.
+    ({"type": "string", "format": "date"}, '"2021-02-30"', "format"),
+    ({"type": "string", "format": "date-time"}, '"2021-02-30T12:00:00Z"', "format"),
+    ({"type": "string", "format": "time"}, '"12:00:60Z"', "format"),
+    ({"type": "string", "format": "ipv4"}, '"01.2.3.4"', "format"),
+    ({"type": "string", "format": "ipv6"}, '"::ffff:1.2.3.04"', "format"),
+    ({"type": "string", "format": "hostname"}, '"' + "a" * 64 + '.com"', "format"),
 ]
 # Keywords it enforces, each beside an instance that breaks it: rejected, and not reported.
 ENFORCED = [
@@ -44,12 +107,27 @@ ENFORCED = [
     ({"type": "integer", "multipleOf": 3}, "4"),
     ({"type": "string", "minLength": 3}, '"ab"'),
     ({"type": "string", "format": "email"}, '"nope"'),
-    ({"type": "object", "maxProperties": 1}, '{"a":1,"b":2}'),
-    ({"type": "object", "propertyNames": {"maxLength": 1}}, '{"ab":1}'),
-    ({"type": "object", "dependentRequired": {"a": ["b"]}}, '{"a":1}'),
+    ({"type": "object", "additionalProperties": True, "maxProperties": 1}, '{"a":1,"b":2}'),
+    (
+        {"type": "object", "additionalProperties": True, "propertyNames": {"maxLength": 1}},
+        '{"ab":1}',
+    ),
     ({"type": "object", "properties": {"a": {}}, "required": ["a"]}, "{}"),
     ({"anyOf": [{"type": "integer", "minimum": 5}, {"type": "string"}]}, "1"),
     ({"allOf": [{"type": "object", "properties": {"a": {}}, "required": ["a"]}]}, "{}"),
+    ({"type": "integer", "multipleOf": 3.0}, "4"),  # a whole multipleOf, written as a float
+    ({"properties": {"a": {"type": "integer"}}}, '{"a":"x"}'),  # `properties`: an object
+    ({"items": {"type": "integer"}, "maxItems": 1}, "[1,2]"),  # `items`: an array
+    (
+        {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "patternProperties": {"^z": {}},
+        },
+        '{"a":"x"}',
+    ),
+    ({"$defs": {"x": {"type": "integer"}}, "$ref": "#/$defs/x"}, '"s"'),
+    ({"type": "string", "format": "uuid"}, '"2eb8aa08-aa98-11ea-b4aa-73b441d1638"'),
 ]
 
 
@@ -72,6 +150,14 @@ def test_each_reported_gap_is_one_xgrammar_really_has(byte_compiler, schema, tex
     reported = {u.keyword for u in compile_schema(json.dumps(schema), "xgrammar").unenforced}
     assert keyword in reported
     assert _accepts(byte_compiler, schema, text)
+
+
+@pytest.mark.parametrize(("schema", "text", "keyword"), GAPS)
+def test_each_gap_explains_what_jsonschema_finds_wrong(schema, text, keyword):
+    """As `check` judges it: every error jsonschema reports is explained by the report."""
+    gaps = compile_schema(json.dumps(schema), "xgrammar").unenforced
+    errors = schema_errors(json.loads(text), schema)
+    assert errors and explanation(schema, errors, gaps)
 
 
 @pytest.mark.parametrize(("schema", "text"), ENFORCED)
