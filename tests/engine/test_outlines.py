@@ -145,3 +145,14 @@ def test_every_end_token_is_allowed_where_the_regex_may_end(model):
     mask = backend.full_mask()
     assert mask[model.eog_ids].all()
     assert np.flatnonzero(mask).tolist() == sorted(model.eog_ids.tolist())
+
+
+def test_arrays_nested_past_the_limit_are_refused_before_outlines_core_runs_out_of_memory():
+    """outlines-core's regex doubles with each nested array; about 26 levels aborted the
+    whole process (a Rust allocation failure). Past 16 the compiler says so instead."""
+    schema: dict = {"type": "integer"}
+    for _ in range(17):
+        schema = {"type": "array", "items": schema}
+    wrapped = {"type": "object", "properties": {"items": {"type": "string"}, "deep": schema}}
+    with pytest.raises(GrammarError, match="nests 17 levels"):
+        compile_schema(json.dumps(wrapped), "outlines")
