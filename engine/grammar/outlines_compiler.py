@@ -39,7 +39,9 @@ from __future__ import annotations
 import json
 from functools import cache
 from typing import Any
+from urllib.parse import unquote
 
+import jsonpointer
 import outlines_core
 from outlines_core.json_schema import WHITESPACE, build_regex_from_schema
 
@@ -108,11 +110,12 @@ def compile_outlines(schema: Any) -> tuple[str, tuple[Unenforced, ...]]:
     return regex, tuple(outlines_unenforced(schema))
 
 
-def _array_nesting(schema: Any) -> int:
-    """How many arrays deep an instance of `schema` can nest, by its keywords, without
-    following `$ref` (outlines-core stops recursion itself)."""
+def _array_nesting(schema: Any, root: Any = None, refs: frozenset[str] = frozenset()) -> int:
+    """How many arrays deep an instance of `schema` can nest, by its keywords, following
+    local `$ref`s (a ref already on the path is recursion, which outlines-core cuts)."""
+    root = schema if root is None else root
     if isinstance(schema, list):
-        return max((_array_nesting(s) for s in schema), default=0)
+        return max((_array_nesting(s, root, refs) for s in schema), default=0)
     if not isinstance(schema, dict):
         return 0
     deepest = 0
@@ -121,9 +124,23 @@ def _array_nesting(schema: Any) -> int:
             continue
         if key in _NAMED and isinstance(value, dict):  # names, not keywords, map to schemas
             value = list(value.values())
-        inner = _array_nesting(value)
+        if key == "$ref" and isinstance(value, str) and value not in refs:
+            value = _local_target(root, value)
+            inner = _array_nesting(value, root, refs | {schema["$ref"]})
+        else:
+            inner = _array_nesting(value, root, refs)
         deepest = max(deepest, inner + 1 if key in _ARRAY_KEYWORDS else inner)
     return deepest
+
+
+def _local_target(root: Any, ref: str) -> Any:
+    """The subschema a `#/...` pointer names in `root`, or None."""
+    if not ref.startswith("#"):
+        return None
+    try:
+        return jsonpointer.resolve_pointer(root, unquote(ref[1:]))
+    except (jsonpointer.JsonPointerException, TypeError):
+        return None
 
 
 def _check_regex(regex: str) -> None:

@@ -156,3 +156,14 @@ def test_arrays_nested_past_the_limit_are_refused_before_outlines_core_runs_out_
     wrapped = {"type": "object", "properties": {"items": {"type": "string"}, "deep": schema}}
     with pytest.raises(GrammarError, match="nests 17 levels"):
         compile_schema(json.dumps(wrapped), "outlines")
+
+
+def test_arrays_nested_through_refs_count_too():
+    defs = {f"d{i}": {"type": "array", "items": {"$ref": f"#/$defs/d{i + 1}"}} for i in range(17)}
+    defs["d17"] = {"type": "integer"}
+    recursive = {"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}}
+    with pytest.raises(GrammarError, match="nests 17 levels"):
+        compile_schema(json.dumps({"$defs": defs, "$ref": "#/$defs/d0"}), "outlines")
+    with pytest.raises(GrammarError) as recursion:  # outlines-core's own limit, not ours
+        compile_schema(json.dumps({**recursive, "$ref": "#/$defs/t"}), "outlines")
+    assert "nests" not in recursion.value.message
