@@ -47,6 +47,7 @@ from outlines_core.json_schema import WHITESPACE, build_regex_from_schema
 
 from engine.errors import GrammarError
 from engine.grammar.report import Unenforced
+from engine.sandbox import run_isolated
 from engine.schema.parse import schema_validator
 
 # What Outlines uses when the caller names no whitespace pattern (see above): one optional
@@ -85,6 +86,7 @@ _LOOSE_FORMATS = {
 # for gigabytes (a Rust allocation failure, which no Python code can catch). Nested objects
 # grow it by a constant, and `$ref` recursion stops after 3 levels.
 MAX_ARRAY_NESTING = 16
+COMPILE_LIMIT_S = 60.0  # the slowest dev-set schema that compiles takes about 11 s
 _NAMED = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "contains", "unevaluatedItems")
 _BRANCHES = ("properties", "allOf", "anyOf", "oneOf", "prefixItems", "enum", "const", "$ref")
@@ -96,18 +98,29 @@ def compile_outlines(schema: Any) -> tuple[str, tuple[Unenforced, ...]]:
 
     Raises GrammarError with outlines-core's own first line when it refuses the schema.
     """
-    if (depth := _array_nesting(schema)) > MAX_ARRAY_NESTING:
+    if (depth := _array_nesting(schema)) > MAX_ARRAY_NESTING:  # before a child is spent
         raise GrammarError(
             f"outlines-core's regex doubles with each nested array, and this schema nests "
             f"{depth} levels (more than {MAX_ARRAY_NESTING}): it would need gigabytes, "
             "so it is not built"
         )
+    # outlines-core runs in a child with a time and memory limit: a `maxLength` of 1000 kept
+    # its automaton busy for minutes, and deeper nesting aborted the process (engine/sandbox.py)
+    regex = run_isolated(
+        "engine.grammar.outlines_compiler", "regex_here", (schema,),
+        what="outlines-core's compiler", limit_s=COMPILE_LIMIT_S,
+    )  # fmt: skip
+    return regex, tuple(outlines_unenforced(schema))
+
+
+def regex_here(schema: Any) -> str:
+    """outlines-core's regex for `schema`, checked, in this process (the sandbox's child)."""
     try:
         regex = build_regex_from_schema(json.dumps(schema), OUTLINES_WHITESPACE)
     except (ValueError, TypeError) as exc:
         raise GrammarError("outlines-core's compiler refused the schema", str(exc)) from None
     _check_regex(regex)
-    return regex, tuple(outlines_unenforced(schema))
+    return regex
 
 
 def _array_nesting(schema: Any, root: Any = None, refs: frozenset[str] = frozenset()) -> int:

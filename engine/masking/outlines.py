@@ -7,11 +7,12 @@ bundled examples took from 0.25 s (currency) to 45 s (order) on Gemma's vocabula
 
 - the Index is cached in memory per (regex, vocabulary digest), the way the grammar judge
   caches its verdicts, and a build already under way is joined, not started twice;
-- the build runs in Rust without a way to stop it. It releases the GIL, so it runs on a
-  daemon thread that the caller stops waiting for: past the time limit a build is a
-  GrammarError "did not compile in N s" (a finding about the schema), and `should_stop()`
-  ends the wait with LoadCancelled. An abandoned build goes on using a core until it ends
-  and then fills the cache, so asking again later finds it.
+- the build runs in Rust without a way to stop it, in a child process with a memory limit
+  (engine/sandbox.py), waited for on a daemon thread that the caller stops waiting for:
+  past the time limit a build is a GrammarError "did not compile in N s" (a finding about
+  the schema), and `should_stop()` ends the wait with LoadCancelled. An abandoned build goes
+  on using a core until it ends (at most BUILD_LIMIT_S) and then fills the cache, so asking
+  again later finds it. A build past its memory limit is a GrammarError, not a crash.
 """
 
 from __future__ import annotations
@@ -32,12 +33,18 @@ import numpy as np
 import outlines_core
 
 from engine.errors import GrammarError
+from engine.sandbox import run_isolated
 
 if TYPE_CHECKING:
     from engine.grammar.compile import CompiledSchema
     from engine.model.llama import Model
 
 DEFAULT_INDEX_LIMIT_S = 300.0  # the order example takes about 45 s on 2 cores
+# The build runs in a child (engine/sandbox.py): an Index for a string of `maxLength` 1024
+# over 262,144 tokens grew past 8 GB, which took the window with it. A build nobody waits
+# for any more ends at BUILD_LIMIT_S, freeing its core.
+INDEX_MEMORY = 4 << 30
+BUILD_LIMIT_S = DEFAULT_INDEX_LIMIT_S
 _CACHED_INDEXES = 4  # an Index for a 262k vocabulary can hold over 100 MB
 _POLL_S = 0.05
 
@@ -131,7 +138,10 @@ def _start_build(
 
     def build() -> None:
         try:
-            index = outlines_core.Index(regex, vocabulary)
+            index = run_isolated(
+                "engine.masking.outlines", "index_here", (regex, vocabulary),
+                what="outlines-core's index", limit_s=BUILD_LIMIT_S, memory_bytes=INDEX_MEMORY,
+            )  # fmt: skip
         except BaseException as exc:  # handed to whoever waits
             with _index_lock:
                 _building.pop(key, None)
@@ -146,6 +156,14 @@ def _start_build(
 
     threading.Thread(target=build, name="outlines-index", daemon=True).start()
     return future
+
+
+def index_here(regex: str, vocabulary: outlines_core.Vocabulary) -> outlines_core.Index:
+    """The Index, built in this process (the sandbox's child, whose limits hold it)."""
+    try:
+        return outlines_core.Index(regex, vocabulary)
+    except ValueError as exc:  # outlines-core's word on a regex it cannot index
+        raise GrammarError("outlines-core cannot index the regex", str(exc)) from None
 
 
 def _wait(
