@@ -23,7 +23,7 @@ MULTIPLE_OF_3 = '{"type": "integer", "multipleOf": 3}'
         (GenerationSettings(compiler="llamacpp", backend="llamacpp"), None),
         (GenerationSettings(compiler="llguidance", backend="llguidance"), None),
         (GenerationSettings(compiler="llguidance", backend="llamacpp"), "llguidance backend only"),
-        (GenerationSettings(compiler="xgrammar"), "unknown compiler 'xgrammar'"),
+        (GenerationSettings(compiler="vllm"), "unknown compiler 'vllm'"),
         # Cross-checking the backends needs a GBNF grammar both can run.
         (GenerationSettings(compiler="llguidance", cross_check=True), "cross-check another"),
         (GenerationSettings(cross_check=True, cross_check_compiler="llguidance"), None),
