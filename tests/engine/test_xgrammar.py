@@ -5,6 +5,7 @@ what the engine really accepts."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -258,3 +259,22 @@ def test_maskscopes_grammar_on_xgrammar_allows_what_llguidance_does_and_never_a_
             xg.accept(token)
             llg.accept(token)
     assert xg.full_mask()[model.eog_ids].any()
+
+
+def test_gbnf_hex_escapes_mean_on_xgrammar_what_they_mean_on_llama_cpp(byte_compiler):
+    """GBNF's `\\xHH` takes two hex digits, XGrammar's `\\x` all that follow: unrewritten,
+    `"\\x41B"` was U+041B to XGrammar and `[\\x2D0-9]` an inverted range it refused (14 of
+    the 593 MaskBench dev grammars Maskscope writes, among them a bundled bench schema)."""
+    from engine.masking.xgrammar import xgrammar_gbnf
+
+    def accepts(gbnf: str, text: str) -> bool:
+        matcher = xgr.GrammarMatcher(
+            byte_compiler.compile_grammar(xgrammar_gbnf(gbnf)), terminate_without_stop_token=True
+        )
+        return matcher.accept_string(text) and matcher.is_terminated()
+
+    assert accepts(r'root ::= "\x41B"', "AB")
+    assert accepts(r"root ::= [\x2D0-9]+", "-5")
+    assert accepts(r'root ::= "\\x41"', "\\x41")  # an escaped backslash, then plain text
+    bench = (Path(__file__).parents[2] / "resources/bench/Github_hard---o27023.json").read_text()
+    byte_compiler.compile_grammar(xgrammar_gbnf(compile_schema(bench, "maskscope").gbnf))
