@@ -99,7 +99,7 @@ def _answer(code: int, out: bytes, err: bytes, what: str, memory_bytes: int) -> 
     return answer[1]
 
 
-def _limit_memory(limit: int) -> None:
+def limit_memory(limit: int) -> None:
     """Cap the data segment (heap and private mappings): an allocation past it fails."""
     try:
         import resource
@@ -110,7 +110,7 @@ def _limit_memory(limit: int) -> None:
 
 
 def _main() -> int:
-    _limit_memory(int(sys.argv[1]))
+    limit_memory(int(sys.argv[1]))
     module, function, args = pickle.loads(sys.stdin.buffer.read())
     try:
         value = getattr(importlib.import_module(module), function)(*args)

@@ -10,11 +10,11 @@ costs only this process.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 
 from engine.errors import MaskscopeError
+from engine.sandbox import limit_memory
 
 
 def answer(text: str, compiler: str) -> dict:
@@ -28,16 +28,6 @@ def answer(text: str, compiler: str) -> dict:
         return {"compiles": False, "message": f"{type(exc).__name__}: {exc}"}
     gaps = [[u.path, u.keyword, u.note] for u in compiled.unenforced]
     return {"compiles": True, "unenforced": gaps}
-
-
-def limit_memory(limit: int) -> None:
-    """Cap the data segment (heap and private mappings): an allocation past it fails here."""
-    try:
-        import resource
-    except ImportError:  # not on Windows
-        return
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def main() -> int:
