@@ -34,3 +34,32 @@ def wait_for_background_threads(timeout_s: float = EXIT_WAIT_S) -> None:
     deadline = time.monotonic() + timeout_s
     for thread in list(_threads):
         thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class NewestOnly:
+    """Runs `work(*args)` on one daemon thread, the newest request first: one made while
+    another runs replaces any still waiting."""
+
+    def __init__(self, work: Callable[..., None], name: str) -> None:
+        self._work = work
+        self._name = name
+        self._lock = threading.Lock()
+        self._waiting: tuple | None = None
+        self._running = False
+
+    def submit(self, *args: object) -> None:
+        with self._lock:
+            self._waiting = args
+            if self._running:
+                return
+            self._running = True
+        start_daemon(self._drain, self._name)
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                args, self._waiting = self._waiting, None
+                if args is None:
+                    self._running = False
+                    return
+            self._work(*args)

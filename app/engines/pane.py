@@ -34,7 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.engines.state import NewestOnly, Outcome, check
+from app.background import NewestOnly
+from app.engines.state import Outcome, check
 from app.plain_text import literal_html
 from app.theme import chart_colors
 from app.workbench.problems_list import apply_edits, qt_length, severity_icon

@@ -10,11 +10,8 @@ not one per edit.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.background import start_daemon
 from engine.engines.report import EngineResult, engines_report
 from engine.errors import MaskscopeError, SchemaSyntaxError
 from engine.schema.parse import parse_schema
@@ -47,32 +44,3 @@ def check(text: str) -> Outcome:
     except Exception as e:  # a bug of the report's own: a line in the pane, not a traceback
         log.exception("engines report failed")
         return Outcome(problem=f"internal error while checking: {type(e).__name__}: {e}")
-
-
-class NewestOnly:
-    """Runs `work(*args)` on one daemon thread, the newest request first: one made while
-    another runs replaces any still waiting."""
-
-    def __init__(self, work: Callable[..., None], name: str) -> None:
-        self._work = work
-        self._name = name
-        self._lock = threading.Lock()
-        self._waiting: tuple | None = None
-        self._running = False
-
-    def submit(self, *args: object) -> None:
-        with self._lock:
-            self._waiting = args
-            if self._running:
-                return
-            self._running = True
-        start_daemon(self._drain, self._name)
-
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                args, self._waiting = self._waiting, None
-                if args is None:
-                    self._running = False
-                    return
-            self._work(*args)

@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import QLabel, QTextEdit, QVBoxLayout, QWidget
 
-from app.background import start_daemon
+from app.background import NewestOnly
 from app.text_edit import replace_all_undoable
 from app.theme import chart_colors
 from app.workbench.code_editor import CodeEditor
@@ -96,35 +96,6 @@ def run_collect(inputs: CheckInput) -> Report:
         return Report((Problem("error", "grammar", message, "$", None, None),), None, None)
 
 
-class _NewestOnly:
-    """Runs `work` on one daemon thread (quitting waits on it a bounded time only:
-    app/background.py), newest request first: one asked for while another runs replaces
-    any still waiting."""
-
-    def __init__(self, work: Callable[..., None]) -> None:
-        self._work = work
-        self._lock = threading.Lock()
-        self._waiting: tuple | None = None
-        self._running = False
-
-    def submit(self, *args: object) -> None:
-        with self._lock:
-            self._waiting = args
-            if self._running:
-                return
-            self._running = True
-        start_daemon(self._drain, "live-compile")
-
-    def _drain(self) -> None:
-        while True:
-            with self._lock:
-                args, self._waiting = self._waiting, None
-                if args is None:
-                    self._running = False
-                    return
-            self._work(*args)
-
-
 class SchemaEditor(QWidget):
     """Editor plus the summary line under it; `problems_list` is the pane the window places.
 
@@ -182,7 +153,7 @@ class SchemaEditor(QWidget):
         self._reports: dict[CheckInput, Report] = {}
         # Queued: collect runs on its helper thread, the widgets change on this one.
         self._sig_collected.connect(self._on_collected, Qt.ConnectionType.QueuedConnection)
-        self._checks = _NewestOnly(self._collect)
+        self._checks = NewestOnly(self._collect, "live-compile")
 
     def text(self) -> str:
         """The editor's text, read once per edit: toPlainText of a 1 MB schema costs 10-40 ms
