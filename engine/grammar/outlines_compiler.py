@@ -39,13 +39,12 @@ from __future__ import annotations
 import json
 from functools import cache
 from typing import Any
-from urllib.parse import unquote
 
-import jsonpointer
 import outlines_core
 from outlines_core.json_schema import WHITESPACE, build_regex_from_schema
 
 from engine.errors import GrammarError
+from engine.grammar.refs import local_target
 from engine.grammar.report import Unenforced
 from engine.sandbox import run_isolated
 from engine.schema.parse import schema_validator
@@ -138,22 +137,12 @@ def _array_nesting(schema: Any, root: Any = None, refs: frozenset[str] = frozens
         if key in _NAMED and isinstance(value, dict):  # names, not keywords, map to schemas
             value = list(value.values())
         if key == "$ref" and isinstance(value, str) and value not in refs:
-            value = _local_target(root, value)
+            value = local_target(root, value)
             inner = _array_nesting(value, root, refs | {schema["$ref"]})
         else:
             inner = _array_nesting(value, root, refs)
         deepest = max(deepest, inner + 1 if key in _ARRAY_KEYWORDS else inner)
     return deepest
-
-
-def _local_target(root: Any, ref: str) -> Any:
-    """The subschema a `#/...` pointer names in `root`, or None."""
-    if not ref.startswith("#"):
-        return None
-    try:
-        return jsonpointer.resolve_pointer(root, unquote(ref[1:]))
-    except (jsonpointer.JsonPointerException, TypeError):
-        return None
 
 
 def _check_regex(regex: str) -> None:

@@ -28,11 +28,11 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from urllib.parse import unquote
 
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
+from engine.grammar.refs import local_target
 from engine.grammar.report import Unenforced
 from engine.schema.parse import META_SCHEMAS
 
@@ -140,7 +140,7 @@ def _ref_gaps(root: dict[str, Any]) -> list[Unenforced]:
                 resolved = here.lookup(ref)
             except Unresolvable:
                 continue  # jsonschema cannot follow it either
-            if key == "$ref" and _pointer(root, ref) is resolved.contents:
+            if key == "$ref" and local_target(root, ref) is resolved.contents:
                 continue
             if key == "$ref" and ref.startswith("#/"):
                 note = "XGrammar reads this pointer from the document's root, not the $id's"
@@ -154,24 +154,6 @@ def _ref_gaps(root: dict[str, Any]) -> list[Unenforced]:
                     if k not in _ANNOTATIONS and k not in ("$id", "$ref", "$dynamicRef")
                 ]
     return found
-
-
-def _pointer(root: Any, ref: str) -> Any:
-    """What XGrammar's `$ref` names: a JSON pointer from the document's root, or None."""
-    if ref == "#":
-        return root
-    if not ref.startswith("#/"):
-        return None
-    node = root
-    for part in ref[2:].split("/"):
-        part = unquote(part).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 _SUBSCHEMA = (
