@@ -9,6 +9,7 @@ import numpy as np
 
 from engine.errors import GrammarError
 from engine.masking import MaskBackend, make_backend
+from engine.model.continuation import continuation_tokens
 
 if TYPE_CHECKING:
     from engine.model.llama import Model
@@ -55,16 +56,17 @@ def feed_text(model: Model, backend: MaskBackend, text: str) -> Fed:
 
 
 def plain_tokens(model: Model, text: str) -> list[int]:
-    """The model's tokens for `text`, with user-defined tokens spelled out character by
-    character: llguidance reads those (Gemma's HTML tags) as special, never as the text they
-    stand for, so a valid `</iframe>` in a string would be refused under any grammar."""
+    """The model's tokens for `text` as its continuation would spell them (no space
+    prefix), with user-defined tokens spelled out character by character: llguidance reads
+    those (Gemma's HTML tags) as special, never as the text they stand for, so a valid
+    `</iframe>` in a string would be refused under any grammar."""
     tokens: list[int] = []
-    for token in model.tokenize(text, add_special=False, parse_special=False):
+    for token in continuation_tokens(model, text):
         if not model.is_user_defined(token):
             tokens.append(token)
             continue
         for ch in model.piece(token).decode("utf-8", "replace"):
-            tokens += model.tokenize(ch, add_special=False, parse_special=False)
+            tokens += continuation_tokens(model, ch)
     return tokens
 
 

@@ -70,6 +70,19 @@ def check_gguf_file(path: Path) -> None:
         raise ModelLoadError(f"not a GGUF file (it starts with {_shown(magic)}, not GGUF): {path}")
 
 
+def gguf_tensor_count(path: Path) -> int | None:
+    """The tensor count in a GGUF's header (0 for a vocabulary-only file), or None when the
+    header is too short to say: llama.cpp then reports what is wrong with the file."""
+    with path.open("rb") as f:
+        head = f.read(16)
+    if len(head) < 16:
+        return None
+    version = int.from_bytes(head[4:8], "little")
+    # GGUF v1 wrote the count as 32 bits, v2 and later as 64 (ggml/docs/gguf.md).
+    size = 4 if version == 1 else 8
+    return int.from_bytes(head[8 : 8 + size], "little")
+
+
 def _shown(data: bytes) -> str:
     """Leading bytes as a reader would want them: text when they are printable ASCII
     (an HTML page saved in place of a download: "<!DO"), else hex."""
@@ -100,6 +113,10 @@ class LoadCancelled(ModelLoadError):
     """The load was stopped by its caller (a window closing) before it finished."""
 
 
+class VocabularyOnly(ModelLoadError):
+    """A forward pass was asked of a GGUF that holds only a tokenizer."""
+
+
 class Model:
     """A loaded GGUF with one context, one sequence and a reusable token buffer."""
 
@@ -117,16 +134,49 @@ class Model:
         _check_sizes(settings)
         self.settings = settings
         self.path = path
+        # A vocabulary-only GGUF (llama.cpp's models/ggml-vocab-*.gguf, or a production
+        # model's tokenizer alone) is enough for `check` and `lint`: they feed texts through
+        # grammars token by token and never run a forward pass.
+        self.vocab_only = gguf_tensor_count(path) == 0
+        self._stamp = _file_stamp(path)  # before the read: a change during it counts too
+        self._model = self._load_weights(path, settings, should_stop)
+        n_threads = settings.n_threads or _default_threads()
+        self._ctx = None if self.vocab_only else self._new_context(n_threads)
+        self.vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
+        if self._ctx:
+            self._mem = llama_cpp.llama_get_memory(self._ctx)
+            # The context the user asked for, not llama.cpp's padded one: --n-ctx 64 holds 64.
+            self.n_ctx = min(settings.n_ctx, int(llama_cpp.llama_n_ctx(self._ctx)))
+            self.n_batch = int(llama_cpp.llama_n_batch(self._ctx))
+        else:
+            self.n_ctx = self.n_batch = 0
+        self._one = (llama_cpp.llama_token * 1)()
+        # One buffer per thread: a batch of sequences makes its records on several.
+        self._piece_bufs = threading.local()
+        self.n_past = 0
+        self._logits_address: int | None = None
+        self._logits_view = np.empty(0, dtype=np.float32)
+        template = llama_cpp.llama_model_chat_template(self._model, None)
+        self.chat_template: bytes | None = template or None
+        self.info = self._info(n_threads)
+        self.eog_ids = np.array(
+            [t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self.vocab, t)],
+            dtype=np.int32,
+        )
 
+    def _load_weights(
+        self, path: Path, settings: ModelSettings, should_stop: Callable[[], bool] | None
+    ) -> llama_cpp.llama_model_p:
         mparams = llama_cpp.llama_model_default_params()
         n_gpu = settings.n_gpu_layers
         mparams.n_gpu_layers = 999 if n_gpu < 0 else n_gpu
+        mparams.vocab_only = self.vocab_only
         # Read the weights into memory, never map the file: a mapped GGUF truncated or
         # rewritten in place while loaded (a re-download, a copy over it) killed the process
         # with SIGBUS at the next forward pass. Measured on 2 cores: load 0.85-1.15 s mapped,
         # 1.2-1.25 s read, with the same peak RSS (~400 MB).
         mparams.load_mode = llama_cpp.LLAMA_LOAD_MODE_NONE
-        self._stamp = _file_stamp(path)  # before the read: a change during it counts too
         if should_stop is not None:
             # llama.cpp asks between tensors whether to go on: a window closing mid-load
             # (1.2-1.7 s on 2 busy cores) then waits one tensor, not the whole read.
@@ -139,48 +189,36 @@ class Model:
         if not model:
             reason = _root_cause(captured.errors) or "llama.cpp could not read it"
             raise ModelLoadError(f"cannot load model {path}: {reason}")
-        self._model = model
+        return model
 
-        n_threads = settings.n_threads or _default_threads()
+    def _new_context(self, n_threads: int) -> llama_cpp.llama_context_p:
         cparams = llama_cpp.llama_context_default_params()
-        cparams.n_ctx = settings.n_ctx
+        cparams.n_ctx = self.settings.n_ctx
         # llama.cpp cuts the batch to the context it was asked for, then pads the context
         # up (64 -> 256), and aborts on a batch longer than the cut one. Asking for the cut
         # size, and chunking prompts by what llama.cpp reports, keeps every batch inside it.
-        cparams.n_batch = cparams.n_ubatch = min(_N_BATCH, settings.n_ctx)
+        cparams.n_batch = cparams.n_ubatch = min(_N_BATCH, self.settings.n_ctx)
         cparams.n_threads = n_threads
         cparams.n_threads_batch = max(n_threads, os.cpu_count() or 1)
         cparams.no_perf = True
         with native_log.capture() as captured:
-            ctx = llama_cpp.llama_init_from_model(model, cparams)
+            ctx = llama_cpp.llama_init_from_model(self._model, cparams)
         if not ctx:
             self.close()  # frees the model and forgets it, so __del__ cannot free it again
             reason = _root_cause(captured.errors) or "context creation failed"
-            raise ModelLoadError(f"cannot create a context for {path}: {reason}")
-        self._ctx = ctx
-        self._mem = llama_cpp.llama_get_memory(ctx)
-        self.vocab = llama_cpp.llama_model_get_vocab(model)
-        self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
-        # The context the user asked for, not llama.cpp's padded one: --n-ctx 64 holds 64.
-        self.n_ctx = min(settings.n_ctx, int(llama_cpp.llama_n_ctx(ctx)))
-        self.n_batch = int(llama_cpp.llama_n_batch(ctx))
-        self._one = (llama_cpp.llama_token * 1)()
-        # One buffer per thread: a batch of sequences makes its records on several.
-        self._piece_bufs = threading.local()
-        self.n_past = 0
-        self._logits_address: int | None = None
-        self._logits_view = np.empty(0, dtype=np.float32)
+            raise ModelLoadError(f"cannot create a context for {self.path}: {reason}")
+        return ctx
 
-        n_layer = int(llama_cpp.llama_model_n_layer(model))
+    def _info(self, n_threads: int) -> ModelInfo:
+        n_gpu = self.settings.n_gpu_layers
+        n_layer = int(llama_cpp.llama_model_n_layer(self._model))
         supported = gpu_offload_supported()
         offloaded = 0
-        if supported:
+        if supported and not self.vocab_only:
             offloaded = n_layer + 1 if n_gpu < 0 else min(n_gpu, n_layer + 1)
-        template = llama_cpp.llama_model_chat_template(model, None)
-        self.chat_template: bytes | None = template or None
-        self.info = ModelInfo(
-            path=str(path),
-            name=path.name,
+        return ModelInfo(
+            path=str(self.path),
+            name=self.path.name,
             n_vocab=self.n_vocab,
             n_layer=n_layer,
             n_layers_offloaded=offloaded,
@@ -188,10 +226,6 @@ class Model:
             has_chat_template=self.chat_template is not None,
             n_ctx=self.n_ctx,
             n_threads=n_threads,
-        )
-        self.eog_ids = np.array(
-            [t for t in range(self.n_vocab) if llama_cpp.llama_vocab_is_eog(self.vocab, t)],
-            dtype=np.int32,
         )
 
     @classmethod
@@ -300,11 +334,13 @@ class Model:
 
     def reset(self) -> None:
         """Forget the sequence (KV cache), ready for a new prompt."""
+        self._need_weights()
         llama_cpp.llama_memory_clear(self._mem, True)
         self.n_past = 0
 
     def eval_prompt(self, tokens: list[int]) -> None:
         """Run the prompt in batches llama.cpp accepts; a size it would abort on raises."""
+        self._need_weights()
         if not tokens:  # no logits would follow, and reading them would crash
             raise PromptError("the prompt is empty, and this model adds no start token")
         if len(tokens) + 1 > self.n_ctx:
@@ -321,7 +357,15 @@ class Model:
         self._one[0] = token
         self._decode(llama_cpp.llama_batch_get_one(self._one, 1), 1)
 
+    def _need_weights(self) -> None:
+        if self.vocab_only:
+            raise VocabularyOnly(
+                f"{self.path.name} holds only a vocabulary (no weights): `check` and `lint` "
+                "can use it, generating needs a model with weights"
+            )
+
     def _decode(self, batch: llama_cpp.llama_batch, n: int) -> None:
+        self._need_weights()
         if n > self.n_batch:  # llama.cpp would abort the process (GGML_ASSERT)
             raise PromptError(f"a batch of {n} tokens is more than llama.cpp's {self.n_batch}")
         if self.n_past + n > self.n_ctx:
