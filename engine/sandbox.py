@@ -6,8 +6,13 @@ allocator aborted the process (no Python code can catch that), and an Index over
 vocabulary for a string of `maxLength` 1024 grew past 8 GB. Run in the window, either closed
 it. Here such a call ends only its child, and the caller gets a GrammarError that says why.
 
-`python -m engine.sandbox MEMORY_BYTES` reads a pickled (module, function, args) on stdin and
-writes the pickled ("ok", value) or ("error", message) on stdout.
+The child ends with its caller: killed when `should_stop()` says so (nobody waits for the
+answer any more), past its time limit, and, on Linux, by the kernel when the process that
+started it dies (a check worker killed for hanging, a CLI interrupted), which would
+otherwise leave a build running for minutes with no one to read it.
+
+`python -m engine.sandbox MEMORY_BYTES PARENT_PID` reads a pickled (module, function, args)
+on stdin and writes the pickled ("ok", value) or ("error", message) on stdout.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ def run_isolated(
     paths = filter(None, (root, os.environ.get("PYTHONPATH")))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.sandbox", str(memory_bytes)],
+        [sys.executable, "-m", "engine.sandbox", str(memory_bytes), str(os.getpid())],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )  # fmt: skip
     result: dict[str, bytes] = {}
@@ -109,7 +114,24 @@ def limit_memory(limit: int) -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
+def die_with_parent(parent: int) -> None:
+    """Linux: the kernel sends this process SIGKILL when its parent ends (prctl(2),
+    PR_SET_PDEATHSIG; strictly, when the thread that started it ends: run_isolated's caller,
+    which waits for it); a parent already gone by now ends it here. Elsewhere nothing: the
+    child then lives until its call returns."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def _main() -> int:
+    die_with_parent(int(sys.argv[2]))
     limit_memory(int(sys.argv[1]))
     module, function, args = pickle.loads(sys.stdin.buffer.read())
     try:

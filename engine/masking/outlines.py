@@ -5,14 +5,17 @@ of the vocabulary through it from every state (its `Index`). After that a mask i
 lookup (about 7 µs over Gemma's 262,144 tokens), but the walk is slow: on 2 cores the
 bundled examples took from 0.25 s (currency) to 45 s (order) on Gemma's vocabulary. So:
 
-- the Index is cached in memory per (regex, vocabulary digest), the way the grammar judge
-  caches its verdicts, and a build already under way is joined, not started twice;
-- the build runs in Rust without a way to stop it, in a child process with a memory limit
-  (engine/sandbox.py), waited for on a daemon thread that the caller stops waiting for:
-  past the time limit a build is a GrammarError "did not compile in N s" (a finding about
-  the schema), and `should_stop()` ends the wait with LoadCancelled. An abandoned build goes
-  on using a core until it ends (at most BUILD_LIMIT_S) and then fills the cache, so asking
-  again later finds it. A build past its memory limit is a GrammarError, not a crash.
+- the Index is cached per (regex, vocabulary digest): in memory (the last few), and on disk
+  under the user cache folder, keyed like the grammar judge's verdicts
+  (engine/masking/outlines_disk.py), so that the next process reads it back in a fraction
+  of a second; a build already under way is joined, not started twice;
+- the build runs in Rust without a way to stop it from inside, so it runs in a child process
+  with a memory limit (engine/sandbox.py), waited for on a daemon thread. Past the time
+  limit a wait is a GrammarError "did not compile in N s" (a finding about the schema), and
+  `should_stop()` ends a wait with LoadCancelled. Each build counts who waits for it: when
+  the last one stops waiting (Stop, or its time limit), the child is killed at once rather
+  than left to use a core for minutes. A build past its memory limit is a GrammarError,
+  not a crash.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import numpy as np
 import outlines_core
 
 from engine.errors import GrammarError
+from engine.masking.outlines_disk import IndexDisk
 from engine.sandbox import run_isolated
 
 if TYPE_CHECKING:
@@ -41,8 +45,8 @@ if TYPE_CHECKING:
 
 DEFAULT_INDEX_LIMIT_S = 300.0  # the order example takes about 45 s on 2 cores
 # The build runs in a child (engine/sandbox.py): an Index for a string of `maxLength` 1024
-# over 262,144 tokens grew past 8 GB, which took the window with it. A build nobody waits
-# for any more ends at BUILD_LIMIT_S, freeing its core.
+# over 262,144 tokens grew past 8 GB, which took the window with it. A build ends at
+# BUILD_LIMIT_S even with someone waiting longer, and as soon as nobody waits.
 INDEX_MEMORY = 4 << 30
 BUILD_LIMIT_S = DEFAULT_INDEX_LIMIT_S
 _CACHED_INDEXES = 4  # an Index for a 262k vocabulary can hold over 100 MB
@@ -109,8 +113,21 @@ def _special(model: Model, token: int) -> bool:
 
 _IndexKey = tuple[str, str]
 _indexes: OrderedDict[_IndexKey, outlines_core.Index] = OrderedDict()
-_building: dict[_IndexKey, Future[outlines_core.Index]] = {}
 _index_lock = threading.Lock()
+disk = IndexDisk()  # the user cache's folder; a test gives one of its own
+
+
+class _Build:
+    """One Index build under way: its outcome, and how many callers wait for it. When the
+    last one leaves, `abandoned` is set and the sandbox kills the child."""
+
+    def __init__(self) -> None:
+        self.future: Future[outlines_core.Index] = Future()
+        self.waiters = 0
+        self.abandoned = threading.Event()
+
+
+_building: dict[_IndexKey, _Build] = {}
 
 
 def index_for(
@@ -119,43 +136,70 @@ def index_for(
     should_stop: Callable[[], bool] | None = None,
     limit_s: float = DEFAULT_INDEX_LIMIT_S,
 ) -> outlines_core.Index:
-    """The Index of `regex` over `vocab`, from the cache or built within `limit_s`."""
+    """The Index of `regex` over `vocab`, from a cache or built within `limit_s`."""
     key = (regex, vocab.digest)
     with _index_lock:
         if key in _indexes:
             _indexes.move_to_end(key)
             return _indexes[key]
-        future = _building.get(key)
-        if future is None:
-            future = _building[key] = _start_build(key, regex, vocab.vocabulary)
-    return _wait(future, should_stop or (lambda: False), limit_s)
+        build = _building.get(key)
+        if build is None or build.abandoned.is_set():  # one being killed is not joined
+            build = _building[key] = _start_build(key, vocab.vocabulary)
+        build.waiters += 1
+    try:
+        return _wait(build.future, should_stop or (lambda: False), limit_s)
+    finally:
+        _leave(build)
 
 
-def _start_build(
-    key: _IndexKey, regex: str, vocabulary: outlines_core.Vocabulary
-) -> Future[outlines_core.Index]:
-    future: Future[outlines_core.Index] = Future()
+def _leave(build: _Build) -> None:
+    with _index_lock:
+        build.waiters -= 1
+        if build.waiters == 0 and not build.future.done():
+            build.abandoned.set()  # nobody wants it any more: the child goes now
 
-    def build() -> None:
+
+def _start_build(key: _IndexKey, vocabulary: outlines_core.Vocabulary) -> _Build:
+    build = _Build()
+
+    def work() -> None:
         try:
-            index = run_isolated(
-                "engine.masking.outlines", "index_here", (regex, vocabulary),
-                what="outlines-core's index", limit_s=BUILD_LIMIT_S, memory_bytes=INDEX_MEMORY,
-            )  # fmt: skip
+            index = _read_or_build(key, vocabulary, build.abandoned.is_set)
         except BaseException as exc:  # handed to whoever waits
-            with _index_lock:
-                _building.pop(key, None)
-            future.set_exception(exc)
+            _done(key, build)
+            build.future.set_exception(exc)
             return
-        with _index_lock:
-            _building.pop(key, None)
+        _done(key, build, index)
+        build.future.set_result(index)
+
+    threading.Thread(target=work, name="outlines-index", daemon=True).start()
+    return build
+
+
+def _read_or_build(
+    key: _IndexKey, vocabulary: outlines_core.Vocabulary, abandoned: Callable[[], bool]
+) -> outlines_core.Index:
+    regex, digest = key
+    disk_key = disk.key(regex, digest)
+    index = disk.read(disk_key)
+    if index is None:
+        index = run_isolated(
+            "engine.masking.outlines", "index_here", (regex, vocabulary),
+            what="outlines-core's index", limit_s=BUILD_LIMIT_S, memory_bytes=INDEX_MEMORY,
+            should_stop=abandoned,
+        )  # fmt: skip
+        disk.write(disk_key, index)  # before the waiters hear: the next process finds it
+    return index
+
+
+def _done(key: _IndexKey, build: _Build, index: outlines_core.Index | None = None) -> None:
+    with _index_lock:
+        if _building.get(key) is build:  # not a newer build that replaced an abandoned one
+            _building.pop(key)
+        if index is not None:
             _indexes[key] = index
             while len(_indexes) > _CACHED_INDEXES:
                 _indexes.popitem(last=False)
-        future.set_result(index)
-
-    threading.Thread(target=build, name="outlines-index", daemon=True).start()
-    return future
 
 
 def index_here(regex: str, vocabulary: outlines_core.Vocabulary) -> outlines_core.Index:
@@ -180,8 +224,7 @@ def _wait(
                 raise LoadCancelled("the outlines index was not built: stopped") from None
             if time.monotonic() >= deadline:
                 raise GrammarError(
-                    f"outlines-core's index did not compile in {limit_s:g} s",
-                    "its build goes on in the background and is kept if it ends",
+                    f"outlines-core's index did not compile in {limit_s:g} s"
                 ) from None
         except ValueError as exc:  # outlines-core's word on a regex it cannot index
             raise GrammarError("outlines-core cannot index the regex", str(exc)) from None

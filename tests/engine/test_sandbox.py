@@ -4,7 +4,10 @@ child process, and the caller gets one line that says which."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +54,35 @@ def test_a_value_and_a_refusal_come_back():
             "engine.grammar.outlines_compiler", "regex_here", ({"type": "nope"},),
             what="outlines-core's compiler", limit_s=30,
         )  # fmt: skip
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG)")
+def test_the_child_dies_with_the_process_that_started_it():
+    # A check worker killed for hanging, or a CLI interrupted, must not leave a build running
+    # for minutes: the kernel ends the child with its parent.
+    script = (
+        "from engine.sandbox import run_isolated\n"
+        "run_isolated('time', 'sleep', (60,), what='the nap', limit_s=60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parents[2])
+    try:
+        child = _wait_for_child(parent.pid)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 2
+        while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not Path(f"/proc/{child}").exists(), "the child outlived its parent"
+    finally:
+        parent.kill()
+
+
+def _wait_for_child(parent: int) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for task in Path(f"/proc/{parent}/task").iterdir():
+            children = (task / "children").read_text().split()
+            if children:
+                return int(children[0])
+        time.sleep(0.05)
+    raise AssertionError("the sandbox child did not start")
