@@ -51,6 +51,13 @@ model: $(STAMP)
 rebuild-llama: | $(BIN)/python
 	$(BIN)/python -m engine.llama_build.wheels --gpu $(GPU) --rebuild
 
+# llama.cpp's own server (issue 24), compiled from the llama.cpp inside llama-cpp-python's sdist
+# with the wheel's flags, without its web UI, and cached like the wheel (about 10 minutes the
+# first time); a cached one is only run once (--version) to prove it. The tests start it.
+.PHONY: llama-server
+llama-server: $(STAMP)
+	$(BIN)/python -m engine.llama_build.server --gpu $(GPU)
+
 run: setup sysdeps
 	$(BIN)/maskscope gui
 
@@ -72,7 +79,7 @@ sysdeps:
 	fi
 
 test: EXTRA_DEBS = chromium desktop-file-utils
-test: setup xgrammar sysdeps
+test: setup xgrammar sysdeps llama-server
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
