@@ -23,7 +23,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
 from engine.errors import GrammarError, MaskscopeError
-from engine.grammar.compile import compile_schema
+from engine.grammar.compile import compile_schema, cross_grammar
 from engine.internal_log import bug_message
 from engine.masking.base import PLUGINS
 from engine.masking.llguidance import tokenizer_for
@@ -244,9 +244,11 @@ class _Worker(QObject):
         # step; generate() sets it up there, and Stop reaches it through should_stop.
         preparing = _preparing(request.generation)
         self.sig_state.emit(preparing or "Decoding…")
+        cross = cross_grammar(compiled, request.generation)
         steps = generate(
-            model, compiled, request.prompt, request.generation, self._stop.is_set, request.forced
-        )
+            model, compiled, request.prompt, request.generation, self._stop.is_set,
+            request.forced, cross,
+        )  # fmt: skip
         while True:
             # Between two steps the generator holds the whole run's state: a pause here
             # loses nothing, and the next step is the one an unpaused run would make.

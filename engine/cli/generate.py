@@ -106,7 +106,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     # A build that crashes would take this process with it, and say nothing: prove it first.
     ensure_build_runs(Path(args.model).expanduser() if args.model else None)
     from engine.decode.loop import generate
-    from engine.grammar.compile import compile_schema
+    from engine.grammar.compile import compile_schema, cross_grammar
     from engine.masking.base import PLUGINS
     from engine.model.llama import Model
     from engine.model.paths import note_model
@@ -129,7 +129,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(f"maskscope: {preparing}", file=sys.stderr, flush=True)  # may take a while
     out = sys.stdout
     header = "" if args.jsonl else _run_header(model.info, settings)
-    gen = generate(model, compiled, prompt, settings)
+    gen = generate(model, compiled, prompt, settings, cross=cross_grammar(compiled, settings))
     records: list[StepRecord] = []
     while True:
         try:

@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.decode.gumbel import GumbelSampler
 from engine.decode.loop import build_prompt, finish_run
-from engine.decode.stepper import Made, Stepper
+from engine.decode.stepper import Stepper
 from engine.errors import GrammarError, MaskscopeError, PromptError
 from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
@@ -49,18 +48,12 @@ class SequenceRun:
 
 @dataclass(slots=True)
 class _Sequence:
-    """A live sequence's own state between steps."""
+    """A live sequence's own state between steps, beside its Stepper's."""
 
     seq_id: int
     settings: GenerationSettings
     stepper: Stepper
-    rng: np.random.Generator
-    draw: GumbelSampler | None
-    out: bytearray = field(default_factory=bytearray)
     records: list[StepRecord] = field(default_factory=list)
-    n_chars: int = 0
-    n_tokens: int = 0
-    mask_ms: float = 0.0
     forward_ms: float = 0.0
     finish: FinishReason | None = None
     message: str = ""
@@ -126,16 +119,16 @@ def generate_batch(
         SequenceRun(
             seeds[s.seq_id],
             finish_run(
-                s.out.decode("utf-8", errors="replace"),
+                s.stepper.text(),
                 compiled,
                 s.finish or FinishReason.MAX_TOKENS,
-                s.n_tokens,
+                s.stepper.n_tokens,
                 s.message,
                 total_ms=s.end_ms,
                 setup_ms=setup_ms,
                 prompt_ms=prompt_ms,
                 forward_ms=s.forward_ms,
-                mask_ms=s.mask_ms,
+                mask_ms=s.stepper.mask_ms,
                 settings=s.settings,
             ),
             tuple(s.records),
@@ -158,16 +151,8 @@ def _new_sequence(
         if own.constrained
         else AllowAll(model.n_vocab)
     )
-    # The draw generate() would make for this seed on this machine: by Gumbel-max where it
-    # draws ahead of the record (spare compute, a cheap full mask), else by inverse CDF.
-    drawn = model.has_spare_compute and backend.cheap_full_mask
-    return _Sequence(
-        seq_id=seq_id,
-        settings=own,
-        stepper=Stepper(model, backend, None, own),
-        rng=np.random.default_rng(seed),
-        draw=GumbelSampler(model.n_vocab, seed) if drawn else None,
-    )
+    # The Stepper draws as generate() would for this seed on this machine.
+    return _Sequence(seq_id=seq_id, settings=own, stepper=Stepper(model, backend, None, own))
 
 
 def _decode_all(
@@ -191,7 +176,7 @@ def _decode_all(
             return
         shared_mask_ms = _fill_masks(live)
         logits = [ctx.prompt_logits() if step == 0 else ctx.logits(rows[s.seq_id]) for s in live]
-        one = functools.partial(_step, model, step, forward_ms, shared_mask_ms, t_start)
+        one = functools.partial(_step, step, forward_ms, shared_mask_ms, t_start)
         # llama.cpp is idle between forward passes, so the sequences' own work (softmax,
         # view, record: NumPy drops the GIL) shares every core; each touches only its own.
         tokens = list(map(one, live, logits) if pool is None else pool.map(one, live, logits))
@@ -233,7 +218,6 @@ def _fill_masks(live: list[_Sequence]) -> float:
 
 
 def _step(
-    model: Model,
     step: int,
     forward_ms: float,
     shared_mask_ms: float,
@@ -243,46 +227,17 @@ def _step(
 ) -> int | None:
     """One sequence's step, as generate() makes it; the token to feed next, or None once
     the sequence has finished."""
-    st, settings = s.stepper, s.settings
-    if s.draw is not None:
-        t_mask = time.perf_counter()
-        mask, n_valid = st.next_mask()
-        mask_ms = (time.perf_counter() - t_mask) * 1000.0
-        st.dist.scale(logits, settings.temperature)
-        view = None  # made with the record
-    else:
-        st.dist.update(logits, settings.temperature)
-        view, mask_ms = st.masked()
-        mask, n_valid = view.full_mask, view.n_valid
-    mask_ms += shared_mask_ms
-    if n_valid == 0:
-        return _finish(s, FinishReason.ERROR, "the grammar allows no token at all here", t_start)
-    if st.grammar_complete(mask, n_valid):
-        return _finish(s, FinishReason.GRAMMAR_COMPLETE, "", t_start)
-    if s.draw is not None:
-        assert mask is not None
-        token = s.draw.draw(st.dist.scaled, mask, n_valid, settings.temperature <= 0)
-    else:
-        assert view is not None
-        u = float(s.rng.random()) if settings.temperature > 0 else None
-        token = st.dist.sample(view, u)
-    full = st.full_step(view) if settings.keep_full and view is not None else None
-    is_end = model.is_eog(token)
-    s.n_tokens += 1
-    s.mask_ms += mask_ms
     try:
-        if not is_end:
-            s.backend.accept(token)
-    except MaskscopeError as exc:
+        decided = s.stepper.step(step, logits, forward_ms, shared_mask_ms=shared_mask_ms)
+    except MaskscopeError as exc:  # the backend refused to accept the drawn token
         return _finish(s, FinishReason.ERROR, str(exc), t_start)
-    piece = b"" if is_end else model.piece(token)
-    s.out += piece
-    s.n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
-    made = Made(step, token, mask, n_valid, mask_ms, forward_ms, s.n_chars, piece)
-    s.records.append(st.finish_step(made, view, None, full))
-    if is_end:
-        return _finish(s, FinishReason.END_OF_GENERATION, "", t_start)
-    return token
+    if decided.made is None:
+        reason = decided.finish or FinishReason.ERROR
+        return _finish(s, reason, decided.message, t_start)
+    s.records.append(s.stepper.finish_step(decided))
+    if decided.finish is not None:
+        return _finish(s, decided.finish, "", t_start)
+    return decided.made.token
 
 
 def _finish(s: _Sequence, reason: FinishReason, message: str, t_start: float) -> None:

@@ -1,27 +1,32 @@
-"""One run's state between the decode loop's steps (Stepper) and what a step decided (Made):
-the masks, the distribution and the records, shared by a single run (engine/decode/loop.py)
-and by each sequence of a batch (engine/decode/batch.py), so both make the same records.
+"""One decode step, for a single run (engine/decode/loop.py) and for each sequence of a batch
+(engine/decode/batch.py) alike: Stepper.step does mask -> checks -> draw -> accept, and
+Stepper.finish_step makes the step's record, now or beside the next forward pass
+(engine/decode/overlap.py decides when). Stepper holds the run's state between steps: the
+masks, the distribution, the sampler and the output so far.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from engine.decode.distribution import Distribution, MaskedView
+from engine.decode.gumbel import GumbelSampler
 from engine.errors import GrammarError
-from engine.grammar.compile import CompiledSchema, compile_schema
+from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
 from engine.model.llama import Model
-from engine.records import Candidate, Disagreement, FullStep, StepRecord
+from engine.records import Candidate, Disagreement, FinishReason, FullStep, StepRecord
 from engine.settings import GenerationSettings, cross_check_backend
 
 # llama.cpp's grammar check costs ~0.3 us a token, so the head-first check stops once
 # the unchecked tail holds under this much probability mass.
 HEAD_TAIL_EPS = 1e-6
 _DISAGREEMENT_SHOWN = 8
+_NOTHING_ALLOWED = "the grammar allows no token at all here"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +41,19 @@ class Made:
     forward_ms: float  # of the forward pass that gave this step's logits
     n_chars: int  # of the output so far, this token's piece included
     piece: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """What Stepper.step decided: a token and what its record needs (`made`), or, with
+    `made` None, a run that ended before drawing; `finish` also marks an end token."""
+
+    made: Made | None
+    view: MaskedView | None = None
+    disagreement: Disagreement | None = None
+    full: FullStep | None = None
+    finish: FinishReason | None = None
+    message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +72,20 @@ class _Pair:
 
 
 def cross_checker(
-    model: Model, compiled: CompiledSchema, settings: GenerationSettings
+    model: Model,
+    compiled: CompiledSchema,
+    settings: GenerationSettings,
+    cross: CompiledSchema | None,
 ) -> tuple[MaskBackend, _Pair]:
-    """The second mask of a cross-checked run, and how to name the two."""
+    """The second mask of a cross-checked run, and how to name the two. A compilers'
+    cross-check runs `cross`, the other compiler's grammar, compiled by the caller: decoding
+    never calls a compiler."""
     other = settings.cross_check_compiler
     if other is not None:
-        grammar = compile_schema(compiled.text, other)
+        if cross is None or cross.compiler != other:
+            raise GrammarError(f"a cross-check against {other} needs that compiler's grammar")
         pair = _Pair("compilers", compiled.compiler, other)
-        return make_backend(settings.backend, model, grammar), pair
+        return make_backend(settings.backend, model, cross), pair
     backend = cross_check_backend(compiled.compiler, settings.backend)
     if backend is None:  # settings.problem() refuses this before a run starts
         raise GrammarError(f"no other backend runs the {compiled.compiler} compiler's grammar")
@@ -69,7 +93,7 @@ def cross_checker(
 
 
 class Stepper:
-    """Holds the per-run state the generator needs between steps."""
+    """One run's state between steps, and the step itself."""
 
     def __init__(
         self,
@@ -86,6 +110,114 @@ class Stepper:
         self.settings = settings
         self.dist = Distribution(model.n_vocab)
         self.eog = model.eog_ids
+        self.rng = np.random.default_rng(settings.seed)
+        # With compute to spare and a cheap full mask, the mask is made during the forward
+        # pass (engine/decode/overlap.py): the step then waits only for a Gumbel-max draw
+        # over the probable tokens (engine/decode/gumbel.py), and P and the masked view are
+        # made with the record. Elsewhere the draw is by inverse CDF over the masked view.
+        drawn_ahead = model.has_spare_compute and primary.cheap_full_mask and secondary is None
+        self.draw = GumbelSampler(model.n_vocab, settings.seed) if drawn_ahead else None
+        self.out = bytearray()
+        self.n_chars = 0
+        self.n_tokens = 0
+        self.mask_ms = 0.0  # summed over the steps
+        self.note = ""  # why the cross-check stopped, when it did
+
+    def step(
+        self,
+        step: int,
+        logits: np.ndarray,
+        forward_ms: float,
+        mask_ahead: Callable[[], tuple[np.ndarray, int]] | None = None,
+        forced: int | None = None,
+        shared_mask_ms: float = 0.0,
+    ) -> Decided:
+        """Mask, check, draw and accept one token from `logits`. `mask_ahead` hands over a
+        mask made during the forward pass (drawn-ahead runs); `forced` is the token to take
+        instead of a draw; `shared_mask_ms` is this run's share of a mask call made for a
+        whole batch. An error of the backend's accept() is raised."""
+        mask, n_valid, view, mask_ms = self._mask(logits, mask_ahead)
+        mask_ms += shared_mask_ms
+        if n_valid == 0:
+            return Decided(None, finish=FinishReason.ERROR, message=_NOTHING_ALLOWED)
+        if self.grammar_complete(mask, n_valid):
+            return Decided(None, finish=FinishReason.GRAMMAR_COMPLETE)
+        if forced is not None and not self._allowed(mask, forced):
+            message = f"the grammar forbids {self.model.readable(forced)} at step {step + 1}"
+            return Decided(None, finish=FinishReason.ERROR, message=message)
+        token = forced if forced is not None else self._draw(mask, n_valid, view)
+        # What needs this step's grammar state is taken before the backends move on.
+        disagreement = self.disagreement(view) if self.secondary is not None else None
+        full = self.full_step(view) if self.settings.keep_full and view is not None else None
+        is_end = self.model.is_eog(token)
+        self.n_tokens += 1
+        self.mask_ms += mask_ms
+        if not is_end:
+            self._accept(step, token)
+        piece = b"" if is_end else self.model.piece(token)
+        self.out += piece
+        self.n_chars += sum(1 for b in piece if b & 0xC0 != 0x80)
+        made = Made(step, token, mask, n_valid, mask_ms, forward_ms, self.n_chars, piece)
+        end = FinishReason.END_OF_GENERATION if is_end else None
+        return Decided(made, view, disagreement, full, end)
+
+    def _mask(
+        self, logits: np.ndarray, mask_ahead: Callable[[], tuple[np.ndarray, int]] | None
+    ) -> tuple[np.ndarray | None, int, MaskedView | None, float]:
+        """The step's mask, valid count, masked view (None when drawn ahead) and mask ms."""
+        temperature = self.settings.temperature
+        if self.draw is not None:
+            start = time.perf_counter()
+            mask, n_valid = (mask_ahead or self.next_mask)()
+            mask_ms = (time.perf_counter() - start) * 1000.0
+            self.dist.scale(logits, temperature)
+            return mask, n_valid, None, mask_ms  # the view is made with the record
+        self.dist.update(logits, temperature)
+        view, mask_ms = self.masked()
+        return view.full_mask, view.n_valid, view, mask_ms
+
+    def _allowed(self, mask: np.ndarray | None, token: int) -> bool:
+        if mask is not None:
+            return bool(mask[token])
+        return bool(self.primary.check(np.array([token], dtype=np.int32))[0])
+
+    def _draw(self, mask: np.ndarray | None, n_valid: int, view: MaskedView | None) -> int:
+        if self.draw is not None:
+            assert mask is not None
+            greedy = self.settings.temperature <= 0
+            return self.draw.draw(self.dist.scaled, mask, n_valid, greedy)
+        assert view is not None
+        u = float(self.rng.random()) if self.settings.temperature > 0 else None
+        return self.dist.sample(view, u)
+
+    def _accept(self, step: int, token: int) -> None:
+        self.primary.accept(token)
+        if self.secondary is None:
+            return
+        if self.secondary.check(np.array([token], dtype=np.int32))[0]:
+            self.secondary.accept(token)
+            return
+        assert self.pair is not None
+        self.note = (
+            f"cross-check stopped at step {step}: {self.pair.second_mask} "
+            f"forbids the chosen token {self.model.readable(token)}"
+        )
+        self.secondary.close()
+        self.secondary = None
+
+    def prepare_next(self) -> None:
+        """Check ahead for the next step while its forward pass runs (head-first backends)."""
+        self.primary.prepare(self.likely_next())
+        if self.secondary is not None:
+            self.secondary.prepare()
+
+    def text(self) -> str:
+        return self.out.decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        for backend in (self.primary, self.secondary):
+            if backend is not None:
+                backend.close()
 
     def masked(self) -> tuple[MaskedView, float]:
         start = time.perf_counter()
@@ -136,15 +268,11 @@ class Stepper:
             out.append(Candidate(tid, text, pr, p_masked, ok, piece, logit))
         return tuple(out)
 
-    def finish_step(
-        self,
-        made: Made,
-        view: MaskedView | None,
-        disagreement: Disagreement | None,
-        full: FullStep | None,
-    ) -> StepRecord:
+    def finish_step(self, decided: Decided) -> StepRecord:
         """The step's record; P and the masked view too when the draw came first (then
         `view` is None). Runs beside the next forward pass when compute is spare."""
+        made, view, full = decided.made, decided.view, decided.full
+        assert made is not None
         if view is None:
             assert made.mask is not None
             self.dist.normalise()
@@ -169,7 +297,7 @@ class Stepper:
             forward_ms=made.forward_ms,
             mask_ms=made.mask_ms,
             output_chars=made.n_chars,
-            disagreement=disagreement,
+            disagreement=decided.disagreement,
             full=full,
         )
 

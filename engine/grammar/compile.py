@@ -16,7 +16,7 @@ from engine.grammar.outlines_compiler import compile_outlines
 from engine.grammar.report import Unenforced
 from engine.grammar.xgrammar_compiler import compile_xgrammar
 from engine.schema.parse import parse_schema
-from engine.settings import COMPILERS, DEFAULT_COMPILER, GRAMMAR_KINDS
+from engine.settings import COMPILERS, DEFAULT_COMPILER, GRAMMAR_KINDS, GenerationSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +104,11 @@ def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchem
         choices = ", ".join(COMPILERS)
         raise GrammarError(f"unknown compiler {compiler!r}; choose one of {choices}")
     return make(parse_schema(text), text)
+
+
+def cross_grammar(compiled: CompiledSchema, settings: GenerationSettings) -> CompiledSchema | None:
+    """The grammar a compilers' cross-check compares the run's own with (None for a
+    backends' cross-check, or none): compiled here, before the run, so decoding never
+    calls a compiler."""
+    other = settings.cross_check_compiler if settings.cross_check else None
+    return None if other is None else compile_schema(compiled.text, other)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from engine.decode.batch import generate_batch
 from engine.decode.loop import generate
-from engine.grammar.compile import CompiledSchema, compile_schema
+from engine.grammar.compile import CompiledSchema, compile_schema, cross_grammar
 from engine.model.llama import Model
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.provenance import model_digest, provenance_of
@@ -82,7 +82,8 @@ def _decode(
     should_stop: Callable[[], bool],
 ) -> tuple[RunResult, tuple[StepRecord, ...]]:
     records: list[StepRecord] = []
-    gen = generate(model, compiled, planned.prompt, planned.settings, should_stop)
+    cross = cross_grammar(compiled, planned.settings)
+    gen = generate(model, compiled, planned.prompt, planned.settings, should_stop, cross=cross)
     while True:
         try:
             records.append(next(gen))
