@@ -7,12 +7,15 @@ is what was tested. The bundle holds:
 
 - schema.json: the suite's schema text, byte for byte as it was compiled and hashed (a schema
   file as read, its line ends made \n); grammar.gbnf: the compiled grammar
-  that was tested (grammar.llguidance.json for the llguidance compiler, which makes no GBNF);
+  that was tested (grammar.llguidance.json for the llguidance compiler, which makes no GBNF),
+  and beside it grammar.lark and grammar.xgrammar.ebnf, the same grammar in llguidance's and
+  XGrammar's syntax, each proven to accept and reject what it did (grammar_files.py);
 - suite.json: the suite, self-contained (its cases inline, its schema read from schema.json);
 - report.json (`maskscope test --json`'s result) and report.html (self-contained, no script);
 - README.md: what was tested, on which model, with what results, and each file's use;
-- snippets/: llama-cpp-python, llama-server `grammar` and `json_schema` requests, an
-  OpenAI-compatible `response_format` request; promptfooconfig.yaml;
+- snippets/: a request for each server that takes one of those grammars (llama-server,
+  llama-cpp-python's server, vLLM, SGLang) or the schema (`response_format`), post.py that
+  sends one and fails loudly, llama_cpp_python.py (snippets.py); promptfooconfig.yaml;
 - hashes.json: the sha256 of every other file, and of the tested schema, grammar and model.
 """
 
@@ -41,6 +44,7 @@ from engine.suite.bundle_readme import bundle_readme
 from engine.suite.bundle_report import bundle_report
 from engine.suite.cache import RunCache
 from engine.suite.format import Suite
+from engine.suite.grammar_files import grammar_files, known_texts, prove
 from engine.suite.load import suite_to_json
 from engine.suite.metrics import Summary, Verdict, evaluate, summarise
 from engine.suite.promptfoo import promptfoo_config, yaml_text
@@ -99,7 +103,10 @@ def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
     code = EXIT_ERROR if run.cancelled else exit_code(verdict)
     tested = tested_with(model, suite, compiled, summary, verdict, user_prompt, code)
     check_samples_tested(run, tested)
-    return tested
+    # Each grammar file read back by its engine, on every known text: matching, no decoding.
+    texts = known_texts(suite, [sample.result.text for sample in run.samples])
+    proofs = prove(model, compiled, suite.backend, grammar_files(compiled), texts)
+    return dataclasses.replace(tested, proofs=proofs)
 
 
 def tested_with(
@@ -167,33 +174,13 @@ def check_samples_tested(run: SuiteRun, tested: Tested) -> None:
 
 def bundle_files(tested: Tested) -> dict[str, str]:
     """Every file of the bundle but README.md and hashes.json, path -> text."""
-    suite, settings = tested.suite, tested.suite.settings()
-    schema = tested.compiled.schema
-    model = tested.provenance.model_file
+    suite, model = tested.suite, tested.provenance.model_file
     files = {
         snippets.SCHEMA_FILE: suite.schema_text,
-        tested.grammar_file: tested.grammar_text,
         SUITE_FILE: snippets.json_text(suite_to_json(self_contained(suite))),
         "report.json": snippets.json_text(report_json(tested)),
     }
-    if tested.compiled.gbnf:
-        files["snippets/llama_cpp_python.py"] = snippets.llama_cpp_python(
-            tested.model_prompt, settings
-        )
-        request = snippets.server_grammar_request(
-            tested.model_prompt, tested.compiled.gbnf, settings
-        )
-        files["snippets/llama_server_grammar.json"] = snippets.json_text(request)
-        files["snippets/llama_server_grammar.sh"] = snippets.curl_script(
-            "llama_server_grammar.json"
-        )
-    request = snippets.server_schema_request(tested.model_prompt, schema, settings)
-    files["snippets/llama_server_json_schema.json"] = snippets.json_text(request)
-    files["snippets/llama_server_json_schema.sh"] = snippets.curl_script(
-        "llama_server_json_schema.json"
-    )
-    openai = snippets.openai_request(tested.user_prompt, schema, suite.name, settings, model)
-    files["snippets/openai_response_format.json"] = snippets.json_text(openai)
+    files.update(snippets.snippet_files(tested))  # grammars, requests, scripts
     header = (
         f"promptfoo config for the suite {suite.name!r}, exported by Maskscope.\n"
         "Run: npx promptfoo@latest eval (with an OpenAI-compatible server at apiBaseUrl)."
@@ -215,6 +202,7 @@ def self_contained(suite: Suite) -> Suite:
 def report_json(tested: Tested) -> dict:
     result = summary_to_json(tested.summary, tested.verdict, tested.suite.name)
     result["exit_code"] = tested.exit_code
+    result["grammars"] = tested.grammars_json()
     return result
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from engine.suite.bundle_readme_engines import grammars_section, requests_section
 from engine.suite.bundle_report import converter_sentence
 from engine.suite.metrics import CaseSummary, Check, Verdict
 from engine.suite.verdicts import case_verdict
@@ -49,6 +50,8 @@ def bundle_readme(tested: Tested, hashes: dict[str, str]) -> str:
         _results(tested),
         _cases(tested),
         _model(tested),
+        grammars_section(tested, md),
+        requests_section(tested),
         _files(tested, hashes),
         _converter(tested),
         _use(tested),
@@ -157,33 +160,41 @@ _USES = {
     "llguidance compiler makes no GBNF, so only an llguidance-enabled engine runs it",
     "grammar.outlines.regex": "the regex outlines-core built from the schema (not GBNF): "
     "Outlines runs it, as `outlines_core.Index(regex, vocabulary)`",
-    "grammar.xgrammar.ebnf": "XGrammar's own grammar (its EBNF, not GBNF), as vLLM's "
-    "defaults compile the schema: `GrammarCompiler.compile_grammar` takes it as is",
+    "grammar.xgrammar.ebnf": "XGrammar's EBNF (not GBNF): the xgrammar compiler's own "
+    "grammar, or the tested grammar translated (see above); `GrammarCompiler.compile_grammar` "
+    "takes it as is",
     "suite.json": "the suite, self-contained: `maskscope test suite.json` runs it again",
     "report.json": "the result of `maskscope test --json`: every metric and sample",
     "report.html": "the same result as a page (no script, opens offline)",
     "README.md": "this file",
-    "snippets/llama_cpp_python.py": "`python snippets/llama_cpp_python.py MODEL.gguf`: one "
-    "object under grammar.gbnf with llama-cpp-python",
-    "snippets/llama_server_grammar.json": "llama-server `/completion` request with the tested "
-    "grammar in `grammar`",
-    "snippets/llama_server_grammar.sh": "posts it: `sh snippets/llama_server_grammar.sh [URL]`",
-    "snippets/llama_server_json_schema.json": "llama-server `/completion` request with "
-    "`json_schema` (the server converts the schema itself; see below)",
-    "snippets/llama_server_json_schema.sh": "posts it",
-    "snippets/openai_response_format.json": "an OpenAI-compatible `/v1/chat/completions` "
-    'request with `response_format` `{"type": "json_schema", ..., "strict": true}`',
+    "grammar.lark": "the tested grammar in llguidance's Lark (see above)",
+    "snippets/llama_cpp_python.py": "`python3 snippets/llama_cpp_python.py MODEL.gguf`: one "
+    "object under grammar.gbnf with llama-cpp-python, validated against schema.json",
+    "snippets/post.py": "sends a request of snippets/ to its server and checks the answer "
+    "(see above); Python's standard library only",
+    "snippets/servers.json": "for each request: its server, endpoint, how to start one, and "
+    "the documentation its fields come from",
     "promptfooconfig.yaml": "the cases as promptfoo `vars` with `is-json` against "
     "`file://schema.json` and each expected field value as a `javascript` assertion: "
     "`npx promptfoo@latest eval`",
 }
 
 
+# README.md is hashed in hashes.json; hashes.json, the list itself, is not.
+_UNLISTED = {"README.md": "(in hashes.json)", "hashes.json": "(the list: not in itself)"}
+
+
+def _request_use(path: str) -> str:
+    if path.startswith("snippets/") and path.endswith(".json"):
+        return "a request for the server named above: `python3 snippets/post.py " + path + "`"
+    return "the sha256 of every other file and of what was tested"
+
+
 def _files(tested: Tested, hashes: dict[str, str]) -> str:
     lines = ["## Files", "", "| file | use | sha256 |", "|---|---|---|"]
     for path in [*hashes, "README.md", "hashes.json"]:
-        use = _USES.get(path, "the sha256 of every other file and of what was tested")
-        sha = f"`{hashes[path][:16]}…`" if path in hashes else "(in hashes.json)"
+        use = _USES.get(path) or _request_use(path)
+        sha = f"`{hashes[path][:16]}…`" if path in hashes else _UNLISTED[path]
         lines.append(f"| `{path}` | {use} | {sha} |")
     return "\n".join(lines)
 
@@ -200,9 +211,10 @@ def _converter(tested: Tested) -> str:
         "So `json_schema` and `response_format` are not what was tested. To run the tested "
         "grammar on a llama.cpp server, send `grammar.gbnf` in `grammar` "
         "(`snippets/llama_server_grammar.json`). llama-cpp-python's own server "
-        "(`python -m llama_cpp.server`) takes the same `grammar` on `/v1/completions` (with "
-        "`max_tokens` for `n_predict`), but there it ignores `response_format` without an "
-        "error. Whatever the server, check that its outputs follow the schema.",
+        "(`python -m llama_cpp.server`) takes the same `grammar` on `/v1/completions` "
+        "(`snippets/llama_cpp_python_server.json`, with `max_tokens`: it ignores "
+        "`n_predict`), but there it ignores `response_format` without an error. Whatever the "
+        "server, check that its outputs follow the schema: `snippets/post.py` does.",
     ]
     return "\n".join(lines)
 
@@ -211,11 +223,14 @@ def _use(tested: Tested) -> str:
     commands = ["maskscope test suite.json   # run the suite again (exit 0/1/2)"]
     if tested.compiled.gbnf:
         commands[:0] = [
-            "python snippets/llama_cpp_python.py MODEL.gguf",
-            "sh snippets/llama_server_grammar.sh http://127.0.0.1:8080",
+            "python3 snippets/llama_cpp_python.py MODEL.gguf",
+            "python3 snippets/post.py snippets/llama_server_grammar.json http://127.0.0.1:8080",
         ]
     else:
-        commands.append("sh snippets/llama_server_json_schema.sh http://127.0.0.1:8080")
+        commands.append(
+            "python3 snippets/post.py snippets/llama_server_response_format.json "
+            "http://127.0.0.1:8080"
+        )
     commands.append("npx promptfoo@latest eval   # the same cases in promptfoo")
     return "\n".join(
         [
@@ -229,9 +244,9 @@ def _use(tested: Tested) -> str:
             "",
             _chat_note(tested),
             "",
-            "The snippets sample with the engine's own sampler (top-k, top-p, min-p), not "
-            "Maskscope's, so their outputs can differ from the tested samples of the same "
-            "seed; every output still follows the grammar.",
+            "The snippets turn off the samplers Maskscope does not use, but each engine draws "
+            "its own random numbers, so their outputs can differ from the tested samples of "
+            "the same seed; every output still follows the grammar.",
         ]
     )
 

@@ -265,7 +265,8 @@ def _provenance(tested: Tested, hashes: dict[str, str]) -> str:
         f"<div><h3>Generation settings</h3>{_facts(settings)}</div></div>"
         "<h3>Files (sha256)</h3>"
         + _table(["file", "sha256"], files)
-        + '<p class="note">README.md and hashes.json are hashed in hashes.json.</p>'
+        + '<p class="note">README.md is hashed in hashes.json too; hashes.json, the list '
+        "itself, is not.</p>"
     )
 
 

@@ -12,18 +12,26 @@ from dataclasses import dataclass
 from engine.grammar.compile import CompiledSchema
 from engine.grammar.report import Unenforced
 from engine.runs.provenance import Provenance
-from engine.suite import snippets
 from engine.suite.format import Suite
+from engine.suite.grammar_files import (
+    GBNF_FILE,
+    LLGUIDANCE_FILE,
+    REGEX_FILE,
+    XGRAMMAR_FILE,
+    GrammarFile,
+    Proof,
+    grammar_files,
+)
 from engine.suite.metrics import Summary, Verdict
 
-LLGUIDANCE_GRAMMAR = "grammar.llguidance.json"
+LLGUIDANCE_GRAMMAR = LLGUIDANCE_FILE
 # The file a bundle ships the tested grammar in, by kind (engine.settings.GRAMMAR_KINDS): each
 # engine's own text under a name that says which engine reads it.
 GRAMMAR_FILES = {
-    "gbnf": snippets.GRAMMAR_FILE,
-    "llguidance": LLGUIDANCE_GRAMMAR,
-    "regex": "grammar.outlines.regex",
-    "xgrammar": "grammar.xgrammar.ebnf",
+    "gbnf": GBNF_FILE,
+    "llguidance": LLGUIDANCE_FILE,
+    "regex": REGEX_FILE,
+    "xgrammar": XGRAMMAR_FILE,
 }
 
 
@@ -50,6 +58,9 @@ class Tested:
     user_prompt: str  # the same before any chat template
     converter: ConverterGap
     exit_code: int
+    # Each grammar file, read back by its engine, against the tested grammar (made at export;
+    # none for a run on a server, which ships no bundle).
+    proofs: tuple[Proof, ...] = ()
 
     @property
     def grammar_file(self) -> str:
@@ -58,3 +69,34 @@ class Tested:
     @property
     def grammar_text(self) -> str:
         return self.compiled.grammar_text
+
+    def proof_of(self, file: GrammarFile) -> Proof | None:
+        """The proof made on exactly this file's text; None when there is none."""
+        return next(
+            (p for p in self.proofs if p.path == file.path and p.sha256 == file.sha256), None
+        )
+
+    def shipped_grammars(self) -> list[GrammarFile]:
+        """The grammar files the bundle ships: the tested one always; a translation when it
+        was made and no proof found that it differs from the tested grammar (one whose engine
+        is not installed here ships, marked unchecked)."""
+        shipped = []
+        for file in grammar_files(self.compiled):
+            proof = self.proof_of(file)
+            if file.tested or (file.text and not (proof is not None and proof.differs)):
+                shipped.append(file)
+        return shipped
+
+    def grammars_json(self) -> list[dict]:
+        """report.json's `grammars`: each grammar file made, whether it ships, and its proof."""
+        shipped = {g.path for g in self.shipped_grammars()}
+        out = []
+        for file in grammar_files(self.compiled):
+            line = {"file": file.path, "syntax": file.syntax, "engine": file.engine}
+            line |= {"tested": file.tested, "shipped": file.path in shipped}
+            if file.refused:
+                line["refused"] = file.refused
+            proof = self.proof_of(file)
+            line["proof"] = None if proof is None else proof.to_json()
+            out.append(line)
+        return out

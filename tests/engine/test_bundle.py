@@ -129,16 +129,20 @@ def test_the_requests_carry_the_tested_grammar_and_the_schema(bundle):
     grammar = json.loads((bundle / "snippets/llama_server_grammar.json").read_text())
     assert grammar["grammar"] == (bundle / "grammar.gbnf").read_text(encoding="utf-8")
     assert grammar["prompt"].startswith("Note: We won the contract.")
-    assert grammar["n_predict"] == 20
-    by_schema = json.loads((bundle / "snippets/llama_server_json_schema.json").read_text())
-    assert by_schema["json_schema"] == SCHEMA and "grammar" not in by_schema
+    assert grammar["n_predict"] == 20 and grammar["top_k"] == 0  # samplers off, as tested
+    python = json.loads((bundle / "snippets/llama_cpp_python_server.json").read_text())
+    assert python["grammar"] == grammar["grammar"] and python["max_tokens"] == 20
+    assert "n_predict" not in python  # llama-cpp-python's server ignores it
+    chat = json.loads((bundle / "snippets/llama_server_response_format.json").read_text())
+    assert chat["response_format"]["json_schema"]["schema"] == SCHEMA and "grammar" not in chat
     openai = json.loads((bundle / "snippets/openai_response_format.json").read_text())
     fmt = openai["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["strict"] is True
     assert fmt["json_schema"]["schema"] == SCHEMA
     assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", fmt["json_schema"]["name"])
-    script = (bundle / "snippets/llama_server_grammar.sh").read_text()
-    assert "@llama_server_grammar.json" in script and "/completion" in script
+    servers = json.loads((bundle / "snippets/servers.json").read_text())
+    assert servers["llama_server_grammar.json"]["path"] == "/completion"
+    assert servers["llama_cpp_python_server.json"]["path"] == "/v1/completions"
 
 
 def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
