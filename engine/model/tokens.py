@@ -1,6 +1,10 @@
-"""Readable token text: whitespace, control and undecodable bytes made visible."""
+"""Readable token text: whitespace, control and undecodable bytes made visible, and text
+that no font draws shown as its code points."""
 
 from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable
 
 _VISIBLE = {
     " ": "␣",
@@ -56,3 +60,41 @@ def _utf8_width(lead: int) -> int:
     if 0xF0 <= lead <= 0xF4:
         return 4
     return 0
+
+
+# Shown before a text that starts with a combining mark, so that the mark has a base of its
+# own: after "✗" or a quote it would otherwise be drawn onto that character instead. U+25CC is
+# the base the Unicode code charts use to show a mark alone.
+DOTTED_CIRCLE = "\u25cc"
+# Characters that draw nothing and need no glyph: spaces and line breaks (the display form
+# spells the ones that matter as ␣ and \n) and control characters.
+_NO_GLYPH = frozenset({"Cc", "Zs", "Zl", "Zp"})
+
+
+def code_points(text: str) -> str:
+    """The text's characters as Unicode code points: "U+094D U+092D"."""
+    return " ".join(f"U+{ord(ch):04X}" for ch in text)
+
+
+def starts_with_mark(text: str) -> bool:
+    """True if the text's first character is a combining mark (Mn, Mc or Me)."""
+    return bool(text) and unicodedata.category(text[0]).startswith("M")
+
+
+def glyph_safe(text: str, drawable: Callable[[str], bool]) -> str:
+    """The text as it can be drawn: its code points if `drawable` says some character has no
+    glyph (empty boxes would say nothing about which token it is), else the text itself,
+    with a dotted circle before a leading combining mark."""
+    if any(unicodedata.category(ch) not in _NO_GLYPH and not drawable(ch) for ch in text):
+        return code_points(text)
+    return DOTTED_CIRCLE + text if starts_with_mark(text) else text
+
+
+def likely_drawable(ch: str) -> bool:
+    """For output whose reader's fonts are unknown (the HTML report): False for what no
+    font can be trusted to draw as the character it is. Private-use characters (Co) draw as
+    whatever a font puts there, or nothing; unassigned code points (Cn) have no glyph in any
+    font made for the Unicode version Python knows; surrogates (Cs) are never characters. A
+    script's ordinary letters are left to the browser, whose fallback fonts usually cover
+    them; the report also gives their code points on hover."""
+    return unicodedata.category(ch) not in {"Co", "Cn", "Cs"}

@@ -1,4 +1,4 @@
-from engine.model.tokens import readable_piece
+from engine.model.tokens import code_points, glyph_safe, likely_drawable, readable_piece
 
 
 def test_whitespace_and_control_bytes_are_visible():
@@ -16,3 +16,29 @@ def test_partial_utf8_shows_as_bytes():
 
 def test_special_tokens_keep_their_text():
     assert readable_piece(b"<eos>", special=True) == "<eos>"
+
+
+def test_code_points_name_each_character():
+    assert code_points("\u094d\u092d") == "U+094D U+092D"
+    assert code_points("\U0001f600") == "U+1F600"  # five digits past the BMP, no padding lost
+
+
+def test_a_text_with_an_undrawable_character_shows_its_code_points():
+    def drawable(ch: str) -> bool:
+        return ch.isascii()
+
+    assert glyph_safe("\u094d\u092d", drawable) == "U+094D U+092D"
+    assert glyph_safe("␣a", lambda ch: True) == "␣a"
+    # Spaces and line breaks need no glyph: they never turn a token into code points.
+    assert glyph_safe(" a\n", lambda ch: ch == "a") == " a\n"
+
+
+def test_a_leading_combining_mark_gets_a_dotted_circle():
+    assert glyph_safe("\u0301e", lambda ch: True) == "\u25cc\u0301e"
+    assert glyph_safe("e\u0301", lambda ch: True) == "e\u0301"  # a mark on its own letter
+
+
+def test_the_reports_rule_distrusts_private_use_unassigned_and_surrogates():
+    assert [likely_drawable(ch) for ch in ("\ue000", "\U000e0080", "\ud800")] == [False] * 3
+    # Scripts are left to the reader's browser and its fallback fonts.
+    assert all(likely_drawable(ch) for ch in "a\u092d\u4e2d\u0301")
