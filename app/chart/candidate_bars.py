@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QGraphicsItem, QHBoxLayout, QScrollBar, QWidget
 from app.chart.bar_scale import axis_range, axis_ticks, bar_extent
 from app.chart.labels import LabelMaker
 from app.chart.token_axis import TokenAxis
+from app.glyphs import quoted
 from app.theme import ChartColors
 from engine.records import Candidate, StepRecord
 
@@ -87,7 +88,7 @@ class CandidateBars(QWidget):
         font = _small_font()
         metrics = QFontMetrics(font)
         label_px = metrics.averageCharWidth() * LABEL_WIDTH_CHARS
-        self._labels = LabelMaker(metrics, label_px)
+        self._labels = LabelMaker(font, label_px)
         self._row_px = metrics.lineSpacing() + ROW_PADDING_PX
         self.token_axis.setStyle(tickFont=font, autoExpandTextSpace=False, tickLength=0)
         self.token_axis.setWidth(label_px + 12)
@@ -287,7 +288,7 @@ def sampled_color(colors: ChartColors) -> QColor:
 def candidate_tooltip(c: Candidate) -> str:
     state = "allowed" if c.valid else "masked out by the grammar"
     return (
-        f"<b>{html.escape(repr(c.piece if c.piece is not None else c.text))}</b> "
+        f"<b>{html.escape(quoted(c.piece if c.piece is not None else c.text))}</b> "
         f"(id {c.id}), {state}<br>"
         f"before masking: {c.p_raw:.4g}<br>after masking: {c.p_masked:.4g}"
     )

@@ -2,7 +2,8 @@
 
 Each label says what the grammar wrote where the model's preference was least allowed and,
 when the model's own top choice was masked, what it wanted instead: “{” instead of “The”
-(curly quotes, since the tokens themselves are often straight ones).
+(curly quotes, since the tokens themselves are often straight ones), or a token's code
+points where no font draws it (app/glyphs.py).
 The few deepest steps are kept as records arrive (engine/explain/marks.py picks them from
 the kept ones plus the new ones), so an update costs the new records, not the whole run.
 """
@@ -15,8 +16,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
+from app.glyphs import shown
 from app.theme import ChartColors
 from engine.explain.marks import Dip, deepest_dips
+from engine.model.tokens import code_points
 from engine.records import StepRecord
 
 N_DIPS = 3
@@ -26,8 +29,14 @@ LABEL_ALPHA = 220
 
 def dip_text(dip: Dip) -> str:
     if dip.wanted is None:
-        return f"“{dip.chosen}”"
-    return f"“{dip.chosen}” instead of “{dip.wanted}”"
+        return _quote(dip.chosen)
+    return f"{_quote(dip.chosen)} instead of {_quote(dip.wanted)}"
+
+
+def _quote(token: str) -> str:
+    """The token in curly quotes, or its bare code points where no font draws it."""
+    safe = shown(token)
+    return safe if token and safe == code_points(token) else f"“{safe}”"
 
 
 def label_rows(steps: Sequence[int], span: int) -> list[int]:

@@ -5,13 +5,18 @@ A token's display text (engine/model/tokens.py) spells a newline as the two char
 inside JSON strings). Where the exact piece is known and the display text is just its
 readable form, labels are made from the piece instead; byte tokens (<0x20>) and special
 tokens keep their display text, which must read differently from ordinary tokens.
+
+A token with a character that the label's font (with Qt's fallbacks) cannot draw reads as
+its code points, "✗U+094D U+092D", and one that starts with a combining mark gets a dotted
+circle to sit on, "✗◌्", so that the mark never fuses with the ✗ (app/glyphs.py).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFont, QFontMetrics
 
+from app.glyphs import shown
 from engine.model.tokens import readable_piece
 from engine.records import Candidate
 
@@ -58,8 +63,9 @@ class LabelMaker:
     """Axis labels of a fixed pixel width, cached per token: the same tokens come back
     step after step, and eliding text costs more than a dictionary look-up."""
 
-    def __init__(self, metrics: QFontMetrics, width_px: int) -> None:
-        self._metrics = metrics
+    def __init__(self, font: QFont, width_px: int) -> None:
+        self._font = font
+        self._metrics = QFontMetrics(font)
         self._width = width_px
         # Keyed by text too: ids mean other tokens once another model is loaded.
         self._cache: dict[tuple[int, bool, str], str] = {}
@@ -68,7 +74,7 @@ class LabelMaker:
         key = (candidate.id, candidate.valid, candidate.text)
         label = self._cache.get(key)
         if label is None:
-            text = visible_text(candidate)
+            text = shown(visible_text(candidate), self._font)
             text = text if candidate.valid else f"{MASKED_MARK}{text}"
             label = self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._width)
             self._cache[key] = label

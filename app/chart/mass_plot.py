@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.chart.dip_labels import DipLabels
+from app.glyphs import quoted
 from app.theme import ChartColors, chart_colors
 from engine.records import StepRecord
 
@@ -73,7 +74,7 @@ def disagrees(record: StepRecord) -> bool:
 
 
 def mass_tooltip(record: StepRecord, n_steps: int) -> str:
-    token = html.escape(repr(record.token_text), quote=False)
+    token = html.escape(quoted(record.token_text), quote=False)
     text = (
         f"step <b>{record.step + 1}</b> of {n_steps} · chose <b>{token}</b><br>"
         f"valid mass {record.valid_mass:.4g} · raw entropy {record.entropy:.3g} nats"

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.demo.step_explained import Row, fmt
+from app.glyphs import shown
 from app.plain_text import literal_html
 from app.theme import chart_colors
 
@@ -108,20 +109,21 @@ class CandidatesTable(QTableWidget):
 
     def _items(self, row: Row, colors, plain: bool) -> list[QTableWidgetItem]:
         c = row.candidate
-        token = QTableWidgetItem(f"{c.text}{'   ← drawn' if row.chosen else ''}")
+        text = shown(c.text)  # code points where the fonts have no glyph, as in the chart
+        token = QTableWidgetItem(f"{text}{'   ← drawn' if row.chosen else ''}")
         before = _number(fmt(c.p_raw), c.p_raw, colors.raw_valid if c.valid else colors.raw_masked)
         if c.valid:
             mark = QTableWidgetItem("the rules allowed" if plain else "✓ valid")
             mark.setForeground(colors.after)
             after = _number(fmt(c.p_masked), c.p_masked, colors.after)
             division = QTableWidgetItem(row.division.written() if row.division else "")
-            tip = f"Click: what if the run took `{c.text}` here? It goes on from this step."
+            tip = f"Click: what if the run took `{text}` here? It goes on from this step."
         else:
             mark = QTableWidgetItem("the rules forbid" if plain else "✗ masked")
             mark.setForeground(colors.raw_masked)
             after = _number("0", 0.0, colors.after)
             division = QTableWidgetItem("")
-            tip = f"Click: why does the grammar forbid `{c.text}` here?"
+            tip = f"Click: why does the grammar forbid `{text}` here?"
             font = token.font()
             font.setStrikeOut(True)
             token.setFont(font)

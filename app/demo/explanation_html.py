@@ -2,7 +2,9 @@
 the counts, ΣP written as a sum, and a masked token's explanation.
 
 Tokens are set as small monospace chips (`code_html`), so that a one-letter token such as
-`1` stands out from the words around it. All model and schema text is escaped.
+`1` stands out from the words around it. All model and schema text is escaped. A token
+that the monospace font (with Qt's fallbacks) cannot draw reads as its code points
+(app/glyphs.py), in a chip and where the output marks the step's token.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import html
 import re
 
 from app.demo.step_explained import StepExplained, fmt
+from app.glyphs import monospace, shown
 from app.theme import chart_colors
 from engine.explain.forbidden import Forbidden
 
@@ -25,21 +28,28 @@ def code_html(text: str) -> str:
         "font-family: monospace; font-weight: bold; "
         f"background-color: {_rgba(chart_colors().foreground, 0.12)}"
     )
-    escaped = html.escape(text, quote=False)
-    return re.sub(r"`([^`]*)`", rf"<span style='{chip}'>&nbsp;\1&nbsp;</span>", escaped)
+    # re.split with a group: the texts between chips at even places, the chips' at odd ones.
+    parts = re.split(r"`([^`]*)`", text)
+    return "".join(
+        f"<span style='{chip}'>&nbsp;{html.escape(shown(part, monospace()), quote=False)}"
+        "&nbsp;</span>"
+        if i % 2
+        else html.escape(part, quote=False)
+        for i, part in enumerate(parts)
+    )
 
 
 def output_html(step: StepExplained) -> str:
     """The output before the step, then the step's own token, marked, and a caret."""
     c = chart_colors()
     token = step.record.token_piece
-    shown = token if token.strip() else step.record.token_text  # whitespace made visible
+    text = token if token.strip() else step.record.token_text  # whitespace made visible
     tail = "\n" if "\n" in token else ""
     return (
         "<pre style='white-space: pre-wrap; margin: 0'>"
         f"{html.escape(step.before)}"
         f"<span style='background: {_rgba(c.current_step, 0.35)}; font-weight: bold'>"
-        f"{html.escape(shown)}</span>"
+        f"{html.escape(shown(text, monospace()))}</span>"
         f"<span style='color: {c.current_step.name()}'>▏</span>{tail}</pre>"
     )
 

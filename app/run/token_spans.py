@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from PySide6.QtGui import QColor, QTextCharFormat
 
+from app.glyphs import quoted
 from engine.explain.marks import Mark, mark, model_top
 from engine.records import StepRecord
 
@@ -58,7 +59,9 @@ def token_spans(records: Sequence[StepRecord], text: str) -> list[tuple[int, int
 
 def step_tooltip(record: StepRecord, n_steps: int) -> str:
     kind = mark(record)
-    token = html.escape(repr(record.token_text), quote=False)
+    # The text keeps the output as it is; the tooltip names a token the fonts cannot draw by
+    # its code points (app/glyphs.py).
+    token = html.escape(quoted(record.token_text), quote=False)
     lines = [
         f"step <b>{record.step + 1}</b> of {n_steps} · chose <b>{token}</b>",
         f"valid mass <b>{record.valid_mass:.3g}</b> ({LEGEND_NAME})",
@@ -66,7 +69,7 @@ def step_tooltip(record: StepRecord, n_steps: int) -> str:
     ]
     top = model_top(record)
     if kind is Mark.OVERRULED and top is not None:
-        lines[-1] += f": it wanted <b>{html.escape(repr(top.text), quote=False)}</b>"
+        lines[-1] += f": it wanted <b>{html.escape(quoted(top.text), quote=False)}</b>"
     lines.append("<i>click to show this step in every panel</i>")
     return "<br>".join(lines)
 

@@ -36,7 +36,7 @@ def test_whitespace_shows_as_symbols(text: str, piece: str | None, shown: str) -
 
 def test_labels_are_cut_to_the_axis_width_and_masked_ones_marked(qtbot) -> None:
     metrics = QFontMetrics(QFont())
-    maker = LabelMaker(metrics, 60)
+    maker = LabelMaker(QFont(), 60)
     long = maker.label(_cand("abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz"))
     assert long.endswith("…") and metrics.horizontalAdvance(long) <= 60
     assert maker.label(_cand("no", "no", valid=False)) == "✗no"
