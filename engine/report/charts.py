@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from engine.explain.marks import Mark, deepest_dips, mark
 from engine.records import StepRecord
-from engine.report.escape import escape
+from engine.report.escape import escape, tip_token
 
 WIDTH, HEIGHT = 1000, 210
 LEFT, RIGHT, TOP, BOTTOM = 46, 14, 18, 30
@@ -59,7 +59,7 @@ def _x_center(index: int, n: int) -> float:
 def _tip(r: StepRecord, what: str) -> str:
     m = mark(r)
     note = "" if m is Mark.FREE else f" · {m.value}"
-    return escape(f"step {r.step + 1}: {r.token_text} · {what}{note}")
+    return escape(f"step {r.step + 1}: {tip_token(r.token_text)} · {what}{note}")
 
 
 def mass_chart(records: Sequence[StepRecord]) -> str:

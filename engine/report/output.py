@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from engine.explain.marks import Mark, mark
 from engine.records import StepRecord
-from engine.report.escape import escape
+from engine.report.escape import escape, tip_token
 
 # The shade's colour (the overruled orange) at full strength: a step whose valid mass is 0.
 _SHADE = "224,102,31"
@@ -37,7 +37,7 @@ def _span(r: StepRecord) -> str:
     m = mark(r)
     alpha = _MOST * (1 - max(0.0, min(1.0, r.valid_mass)))
     note = "" if m is Mark.FREE else f" · {m.value}"
-    tip = f"step {r.step + 1}: {r.token_text} · valid mass {r.valid_mass:.3g}{note}"
+    tip = f"step {r.step + 1}: {tip_token(r.token_text)} · valid mass {r.valid_mass:.3g}{note}"
     return (
         f'<a class="t {m.value}" href="#step-{r.step + 1}" title="{escape(tip)}" '
         f'style="background:rgba({_SHADE},{alpha:.2f})">{escape(r.token_piece)}</a>'

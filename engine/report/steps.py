@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from engine.explain.marks import Mark, mark
 from engine.explain.renormalise import Renormalisation, explain
 from engine.records import Candidate, StepRecord
-from engine.report.escape import escape
+from engine.report.escape import escape, shown_token, token_title
 
 SHOWN = 3  # candidates shown in a closed row, before and after masking
 _MARK_WORD = {Mark.FREE: "–", Mark.FORCED: "forced", Mark.OVERRULED: "overruled"}
@@ -25,7 +25,7 @@ def step_table(records: Sequence[StepRecord], n_vocab: int | None) -> str:
 
 
 def token(text: str) -> str:
-    return f'<span class="tok">{escape(text)}</span>'
+    return f'<span class="tok"{token_title(text)}>{escape(shown_token(text))}</span>'
 
 
 def _step(r: StepRecord, n_vocab: int | None) -> str:

@@ -132,3 +132,24 @@ def test_a_cross_checked_step_says_how_the_masks_disagree(run):
     row = page[page.index('id="step-1"') : page.index('id="step-2"')]
     assert "Cross-check (backends)" in row
     assert "3 allowed only by llguidance, 0 only by llamacpp" in row
+
+
+def test_tokens_no_font_is_likely_to_draw_show_their_code_points(run):
+    """Private use reads as its code points; other scripts are the browser's to draw, with
+    their code points on hover; a leading combining mark gets a dotted circle."""
+    cands = (
+        dataclasses.replace(run.records[6].top_raw[0], text="\u094d\u092d"),
+        dataclasses.replace(run.records[6].top_raw[1], text="\u0301"),
+    )
+    step = dataclasses.replace(
+        run.records[6], token_text="\ue000", token_piece="\ue000", top_raw=cands
+    )
+    records = (*run.records[:6], step, *run.records[7:])
+    result = dataclasses.replace(run.result, text="".join(r.token_piece for r in records))
+    page = render_report(dataclasses.replace(run, records=records, result=result))
+    row = re.findall(r'<details class="step" id="step-7">(.*?)</details>', page, re.S)[0]
+    assert '<span class="tok">U+E000</span>' in row
+    assert '<span class="tok" title="U+094D U+092D">\u25cc\u094d\u092d</span>' in row
+    assert '<span class="tok" title="U+0301">\u25cc\u0301</span>' in row
+    assert 'title="step 7: U+E000 · valid mass' in page  # the output's hover text
+    assert "<title>step 7: U+E000 · " in page  # the charts'
