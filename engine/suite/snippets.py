@@ -176,20 +176,30 @@ def _sglang(
     )  # fmt: skip
 
 
-def _response_format(
-    user_prompt: str, s: GenerationSettings, schema: Any, suite_name: str, model: str
-) -> list[Request]:
+def openai_request(
+    user_prompt: str, schema: Any, suite_name: str, s: GenerationSettings, model: str
+) -> dict[str, Any]:
+    """An OpenAI-compatible chat request with `response_format` json_schema, strict: OpenAI's
+    own fields only."""
     form = {
         "type": "json_schema",
         "json_schema": {"name": schema_name(suite_name), "schema": schema, "strict": True},
     }
     chat = {"messages": [{"role": "user", "content": user_prompt}], "max_tokens": s.max_tokens}
-    chat |= {"temperature": s.temperature, "seed": s.seed}
+    return {"model": model, **chat, "temperature": s.temperature, "seed": s.seed, "top_p": 1.0,
+            "response_format": form}  # fmt: skip
+
+
+def _response_format(
+    user_prompt: str, s: GenerationSettings, schema: Any, suite_name: str, model: str
+) -> list[Request]:
+    body = openai_request(user_prompt, schema, suite_name, s, model)
+    chat = {k: v for k, v in body.items() if k not in ("model", "top_p")}
     llama = Request(
         "llama_server_response_format.json", "llama-server",
         "llama-server -m MODEL.gguf --port 8080", "http://127.0.0.1:8080",
         "/v1/chat/completions", "choices.message.content", SCHEMA_FILE, _LLAMA_CPP_DOCS,
-        {**chat, **_LLAMA_CPP_OFF, "response_format": form},
+        {**chat, **_LLAMA_CPP_OFF},
     )  # fmt: skip
     openai = Request(
         "openai_response_format.json", "any OpenAI-compatible server",
@@ -197,7 +207,7 @@ def _response_format(
         "http://127.0.0.1:8000", "/v1/chat/completions", "choices.message.content",
         SCHEMA_FILE,
         "https://platform.openai.com/docs/api-reference/chat/create (response_format)",
-        {"model": model, **chat, "top_p": 1.0, "response_format": form},
+        body,
     )  # fmt: skip
     return [llama, openai]
 
