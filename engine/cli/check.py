@@ -4,17 +4,19 @@ jsonschema, without generating anything."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.check.inputs import Case, load_cases
 from engine.check.run import SchemaResult
 from engine.cli.base import EXIT_INVALID, EXIT_VALID
+from engine.cli.schema_file import add_root_argument, read_bundle
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import ensure_build_runs
 from engine.schema.nesting import check_size, read_limited
@@ -28,6 +30,9 @@ from engine.settings import (
     pairings_text,
     runs_on,
 )
+
+if TYPE_CHECKING:
+    from engine.schema.siblings import Bundled
 
 JOBS = Range(int, 1, 64)
 TIMEOUT = Range(float, 1.0, 3600.0)
@@ -50,6 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "with --summary also saved --json output (.jsonl)",
     )
     p.add_argument("--instances", metavar="FILE.jsonl", help="instances of a bare schema")
+    add_root_argument(p)
     p.add_argument(
         "--compiler",
         choices=COMPILERS,
@@ -138,7 +144,7 @@ def _runs(args: argparse.Namespace, inputs: list[str]) -> list[tuple[list[Case],
     default = _pairs(args)
     runs: list[tuple[list[Case], list[Pair]]] = []
     for path in inputs:
-        cases, own = _cases(path, args.instances)
+        cases, own = _cases(path, args.instances, args.root)
         pairs = default
         if own is not None and not (args.summary or args.compare):
             pairs = _pairs(
@@ -155,19 +161,38 @@ def _runs(args: argparse.Namespace, inputs: list[str]) -> list[tuple[list[Case],
     return runs
 
 
-def _cases(path: str, instances: str | None) -> tuple[list[Case], Pair | None]:
+def _cases(
+    path: str, instances: str | None, root: str | None = None
+) -> tuple[list[Case], Pair | None]:
     """A file's cases, and for a suite (.suite.json) its compiler and backend: a suite gives
-    its schema with its known instances."""
+    its schema with its known instances. A schema that refers to other files is checked as
+    one bundle, proven to judge the instances as its files do."""
     if not path.endswith(".suite.json"):
         check_size(path, "schema")  # engine/check reads it whole
-        if instances:
-            check_size(instances, "instances")
-        return load_cases(path, instances), None
+        if not instances:
+            return load_cases(path), None
+        check_size(instances, "instances")
+        [case] = load_cases(path, instances)
+        return [_proven(case, read_bundle(path, root))], None
     from engine.suite.instances import check_case
     from engine.suite.load import load_suite
+    from engine.suite.schema_files import suite_bundle
 
     suite = load_suite(path)
-    return [check_case(suite)], (suite.compiler, suite.backend)
+    return [_proven(check_case(suite), suite_bundle(suite))], (suite.compiler, suite.backend)
+
+
+def _proven(case: Case, bundled: Bundled | None) -> Case:
+    """The case with the bundle as its schema, once jsonschema judges each of its instances
+    against the bundle as against the files (a line on stderr says so)."""
+    if bundled is None or not bundled.files:
+        return case
+    from engine.suite.schema_files import proof_line, proven
+
+    data = [i.data for i in case.instances if i.text is None]
+    proof = proven(bundled, data, "instance")
+    print(f"maskscope: {case.file}: {proof_line(bundled, proof)}", file=sys.stderr)
+    return dataclasses.replace(case, schema=json.loads(bundled.text))
 
 
 def _results(

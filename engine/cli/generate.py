@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from engine.cli.base import EXIT_INVALID, EXIT_VALID
+from engine.cli.schema_file import add_root_argument, read_schema_file
 from engine.errors import GrammarError, MaskscopeError
 from engine.examples import EXAMPLE_ORDER, Example, load_example
 from engine.llama_build.verdict import ensure_build_runs
@@ -17,7 +18,7 @@ from engine.model.options import add_model_arguments, model_settings
 from engine.records import Disagreement, RunResult, StepRecord
 from engine.runs.provenance import provenance_of
 from engine.runs.saved import SavedRun, save_run
-from engine.schema.nesting import check_depth, read_limited
+from engine.schema.nesting import read_limited
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -42,6 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     schema.add_argument(
         "--example", choices=EXAMPLE_ORDER, help="a bundled example: its schema, prompt, settings"
     )
+    add_root_argument(p)
     src = p.add_mutually_exclusive_group()
     src.add_argument("--prompt", help="prompt text (required with --schema)")
     src.add_argument("--prompt-file", metavar="FILE", help="file holding the prompt")
@@ -112,9 +114,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from engine.model.paths import note_model
 
     example = load_example(args.example) if args.example else None
-    schema_text = example.schema_text if example else read_limited(args.schema, "schema")
-    if not example:
-        check_depth(schema_text, args.schema)  # the message names the file; the compiler cannot
+    schema_text = example.schema_text if example else read_schema_file(args.schema, args.root)
     prompt = _prompt(args, example)
     settings = generation_settings(args, example)
     if (problem := settings.problem()) is not None:

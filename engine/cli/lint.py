@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID
+from engine.cli.schema_file import add_root_argument
 from engine.schema.nesting import read_limited
 from engine.settings import (
     BACKENDS,
@@ -41,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "valid, 1 with --strict when anything is reported, 2 when it is invalid or unreadable.",
     )
     p.add_argument("schema", metavar="SCHEMA", help="a JSON Schema file")
+    add_root_argument(p)
     p.add_argument(
         "--compiler",
         choices=COMPILERS,
@@ -75,9 +77,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     tokenize = _LazyVocab(args.model) if wanted else None
     report = collect(
         text, args.compiler, args.backend, max_tokens=args.max_tokens, prompt=prompt,
-        tokenize=tokenize,
+        tokenize=tokenize, file=args.schema, root=args.root,
     )  # fmt: skip
-    engines = _engines(text, report)
+    engines = _engines(report.bundled_text or text, report)
     if args.json:
         print(json.dumps(report_json(report, engines), ensure_ascii=False))
     else:

@@ -49,6 +49,7 @@ from engine.suite.load import suite_to_json
 from engine.suite.metrics import Summary, Verdict, evaluate, summarise
 from engine.suite.promptfoo import promptfoo_config, yaml_text
 from engine.suite.run import Progress, SuiteRun, run_suite
+from engine.suite.schema_files import record_files
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
 from engine.suite.template import render_prompt
 from engine.suite.tested import ConverterGap, Tested
@@ -180,6 +181,7 @@ def bundle_files(tested: Tested) -> dict[str, str]:
         SUITE_FILE: snippets.json_text(suite_to_json(self_contained(suite))),
         "report.json": snippets.json_text(report_json(tested)),
     }
+    files.update(record_files(suite))  # a schema of several files: which went where, proven
     files.update(snippets.snippet_files(tested))  # grammars, requests, scripts
     header = (
         f"promptfoo config for the suite {suite.name!r}, exported by Maskscope.\n"

@@ -99,7 +99,8 @@ class Thresholds:
 @dataclass(frozen=True, slots=True)
 class Suite:
     name: str
-    # The schema exactly as read from schema_file; for an inline schema, its JSON text as
+    # The schema exactly as read from schema_file (with the files its `$ref`s name bundled
+    # in: engine/schema/siblings.py); for an inline schema, its JSON text as
     # load.schema_text_of writes it. The grammar hash is computed from this text.
     schema_text: str
     prompt: str  # template with {{variable}} placeholders (engine/suite/template.py)

@@ -15,6 +15,7 @@ from typing import Any
 from engine.errors import MaskscopeError, SuiteError
 from engine.schema.nesting import read_limited, too_deep
 from engine.schema.parse import parse_schema
+from engine.schema.siblings import ExternalRefError, bundle_schema
 from engine.settings import (
     BACKENDS,
     COMPILERS,
@@ -31,6 +32,7 @@ from engine.suite.cases import read_rows
 from engine.suite.format import FORMAT, VERSION, Case, Expectation, Instance, Suite, Thresholds
 from engine.suite.jsonpath import PathError, parse_path
 from engine.suite.template import render_prompt, unused_values
+from engine.workbench.siblings import ref_error_line
 
 _KEYS = (
     "format",
@@ -240,7 +242,7 @@ class _Reader:
             text, file = schema_text_of(data["schema"]), None
         else:
             file = self.optional(data, "schema_file", str, "$.schema_file")
-            text = self.read_inside(file, "$.schema_file", "schema")
+            text = self.bundled(file, self.read_inside(file, "$.schema_file", "schema"))
         try:
             parse_schema(text)
         except MaskscopeError as exc:
@@ -442,6 +444,17 @@ class _Reader:
         if value not in allowed:
             raise self.fail(where, f"must be from {allowed.low} to {allowed.high}, not {value}")
         return allowed.kind(value)
+
+    def bundled(self, name: str | None, text: str) -> str:
+        """The schema file's text with the files its `$ref`s name bundled in, read from its
+        folder and never outside the suite's (engine/schema/siblings.py)."""
+        assert name is not None  # read_inside refused an empty one
+        try:
+            return bundle_schema(text, self.base_dir / name, self.base_dir).text
+        except ExternalRefError as exc:
+            raise self.fail("$.schema_file", ref_error_line(exc)) from None
+        except MaskscopeError as exc:
+            raise self.fail("$.schema_file", f"the schema: {exc}") from None
 
     def read_inside(self, name: str | None, where: str, what: str) -> str:
         """The text of `name`, a path relative to the suite's folder that stays inside it."""

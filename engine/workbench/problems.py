@@ -8,12 +8,15 @@ more than the schema says, and the lints.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from engine.errors import SchemaSyntaxError
+from engine.errors import MaskscopeError, SchemaSyntaxError
 from engine.grammar.compile import CompiledSchema
 from engine.schema.parse import parse_json_text
+from engine.schema.siblings import Bundled, ExternalRefError, bundle_schema
 from engine.workbench.bound import output_bound
 from engine.workbench.enforcement import overconstrained_problems, unenforced_problems
 from engine.workbench.entries import Fix, Problem, TextEdit
@@ -21,6 +24,7 @@ from engine.workbench.grammar_check import compile_for
 from engine.workbench.lints import lint
 from engine.workbench.locate import Spans, locate, path_parts
 from engine.workbench.meta import meta_problems
+from engine.workbench.siblings import ref_problem, relocated
 
 __all__ = ["Fix", "Problem", "Report", "TextEdit", "collect"]
 
@@ -33,6 +37,8 @@ class Report:
     compiled: CompiledSchema | None  # None when no grammar was made
     compile_ms: float | None
     output_bound: int | None = None  # longest valid output in tokens; None: unbounded/unknown
+    # What was compiled: the bundle of a schema that refers to other files; None: the text.
+    bundled_text: str | None = None
 
     def errors(self) -> tuple[Problem, ...]:
         return tuple(p for p in self.problems if p.severity == "error")
@@ -63,11 +69,15 @@ def collect(
     max_tokens: int | None = None,
     prompt: str = "",
     tokenize: Callable[[str], list[int]] | None = None,
+    file: str | None = None,
+    root: str | None = None,
 ) -> Report:
     """The problems of `text` as a run under `compiler` on `backend` would meet them.
 
     Lints run only on a schema that passes its meta-schema. The output bound needs
     `tokenize` (the model's tokenizer, plain text, no BOS); without it the bound is None.
+    `file` is where the text is kept: the files its `$ref`s name are read from its folder,
+    never outside `root` (by default that folder), and checked as one bundle.
     """
     try:
         schema = parse_json_text(text)
@@ -78,6 +88,33 @@ def collect(
         )  # fmt: skip
         return Report((problem,), None, None)
     spans = locate(text)
+    try:
+        bundled = bundle_schema(text, file, root) if file else Bundled(text)
+    except ExternalRefError as exc:
+        return Report((ref_problem(exc, spans),), None, None)
+    except MaskscopeError as exc:  # the root's $defs is no object, or the file is outside root
+        return Report((Problem("error", "schema", exc.message, "$", 1, 1, offset=0),), None, None)
+    if bundled.files:
+        schema = parse_json_text(bundled.text)
+    report = _checked(bundled.text, schema, spans, compiler, backend, max_tokens, prompt, tokenize)
+    if not bundled.files:
+        return report
+    problems = [relocated(p, bundled, spans) for p in report.problems]
+    return dataclasses.replace(report, problems=_ordered(problems), bundled_text=bundled.text)
+
+
+def _checked(
+    text: str,
+    schema: Any,
+    spans: Spans,
+    compiler: str,
+    backend: str,
+    max_tokens: int | None,
+    prompt: str,
+    tokenize: Callable[[str], list[int]] | None,
+) -> Report:
+    """collect's checks on a schema that parsed; `text` is what is compiled (a bundle of a
+    multi-file schema), `spans` locate the editor's own text."""
     problems = meta_problems(schema, spans)
     if problems:
         return Report(_ordered(problems), None, None)
