@@ -58,6 +58,21 @@ rebuild-llama: | $(BIN)/python
 llama-server: $(STAMP)
 	$(BIN)/python -m engine.llama_build.server --gpu $(GPU)
 
+# promptfoo (issue 24), which the tests run on an exported bundle's promptfooconfig.yaml as it
+# ships: the version and tree tools/promptfoo/package-lock.json pins, put in build/node by npm
+# (node 20.20 or later; 0.122 wants node 22). About 1 minute and 1.4 GB, most of it optional
+# agent SDKs the bundle never loads; they stay, as --omit=optional also drops libsql's native
+# build, which promptfoo's results store needs.
+PROMPTFOO_DIR := build/node
+PROMPTFOO_STAMP := $(PROMPTFOO_DIR)/.installed
+.PHONY: promptfoo
+promptfoo: $(PROMPTFOO_STAMP)
+$(PROMPTFOO_STAMP): tools/promptfoo/package.json tools/promptfoo/package-lock.json
+	mkdir -p $(PROMPTFOO_DIR)
+	cp tools/promptfoo/package.json tools/promptfoo/package-lock.json $(PROMPTFOO_DIR)/
+	npm ci --prefix $(PROMPTFOO_DIR) --no-audit --no-fund --loglevel=error
+	touch $@
+
 run: setup sysdeps
 	$(BIN)/maskscope gui
 
@@ -79,7 +94,7 @@ sysdeps:
 	fi
 
 test: EXTRA_DEBS = chromium desktop-file-utils
-test: setup xgrammar sysdeps llama-server
+test: setup xgrammar sysdeps llama-server promptfoo
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q

@@ -15,7 +15,9 @@ is what was tested. The bundle holds:
 - README.md: what was tested, on which model, with what results, and each file's use;
 - snippets/: a request for each server that takes one of those grammars (llama-server,
   llama-cpp-python's server, vLLM, SGLang) or the schema (`response_format`), post.py that
-  sends one and fails loudly, llama_cpp_python.py (snippets.py); promptfooconfig.yaml;
+  sends one and fails loudly, llama_cpp_python.py (snippets.py); promptfooconfig.yaml
+  and the copy of the schema its `is-json` reads (schema.promptfoo.json,
+  engine/suite/promptfoo_schema.py);
 - hashes.json: the sha256 of every other file, and of the tested schema, grammar and model.
 """
 
@@ -47,7 +49,7 @@ from engine.suite.format import Suite
 from engine.suite.grammar_files import grammar_files, known_texts, prove
 from engine.suite.load import suite_to_json
 from engine.suite.metrics import Summary, Verdict, evaluate, summarise
-from engine.suite.promptfoo import promptfoo_config, yaml_text
+from engine.suite.promptfoo import promptfoo_files
 from engine.suite.run import Progress, SuiteRun, run_suite
 from engine.suite.schema_files import record_files
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
@@ -183,11 +185,7 @@ def bundle_files(tested: Tested) -> dict[str, str]:
     }
     files.update(record_files(suite))  # a schema of several files: which went where, proven
     files.update(snippets.snippet_files(tested))  # grammars, requests, scripts
-    header = (
-        f"promptfoo config for the suite {suite.name!r}, exported by Maskscope.\n"
-        "Run: npx promptfoo@latest eval (with an OpenAI-compatible server at apiBaseUrl)."
-    )
-    files["promptfooconfig.yaml"] = yaml_text(promptfoo_config(suite, model), header)
+    files.update(promptfoo_files(suite, model))
     files["report.html"] = bundle_report(tested, _hashes(files))
     return files
 

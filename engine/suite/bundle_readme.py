@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from engine.suite.bundle_readme_engines import grammars_section, requests_section
 from engine.suite.bundle_report import converter_sentence
 from engine.suite.metrics import CaseSummary, Check, Verdict
+from engine.suite.promptfoo import PROMPTFOO_VERSION, SERVER_URL_ENV
+from engine.suite.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
 from engine.suite.verdicts import case_verdict
 
 if TYPE_CHECKING:
@@ -175,8 +177,11 @@ _USES = {
     "snippets/servers.json": "for each request: its server, endpoint, how to start one, and "
     "the documentation its fields come from",
     "promptfooconfig.yaml": "the cases as promptfoo `vars` with `is-json` against "
-    "`file://schema.json` and each expected field value as a `javascript` assertion: "
-    "`npx promptfoo@latest eval`",
+    "`file://schema.promptfoo.json` and each expected field value as a `javascript` "
+    f"assertion: `{SERVER_URL_ENV}=http://HOST:PORT npx promptfoo@{PROMPTFOO_VERSION} eval` "
+    "on llama-server or llama-cpp-python's server, unchanged",
+    PROMPTFOO_SCHEMA_FILE: "schema.json as promptfoo's `is-json` validator (Ajv in draft-07 "
+    "strict mode) takes it: it refuses draft 2020-12's `$schema` (see below)",
 }
 
 
@@ -231,7 +236,7 @@ def _use(tested: Tested) -> str:
             "python3 snippets/post.py snippets/llama_server_response_format.json "
             "http://127.0.0.1:8080"
         )
-    commands.append("npx promptfoo@latest eval   # the same cases in promptfoo")
+    commands.append(f"npx promptfoo@{PROMPTFOO_VERSION} eval   # the same cases in promptfoo")
     return "\n".join(
         [
             "## Using it",
@@ -244,11 +249,28 @@ def _use(tested: Tested) -> str:
             "",
             _chat_note(tested),
             "",
+            _promptfoo_note(tested),
+            "",
             "The snippets turn off the samplers Maskscope does not use, but each engine draws "
             "its own random numbers, so their outputs can differ from the tested samples of "
             "the same seed; every output still follows the grammar.",
         ]
     )
+
+
+def _promptfoo_note(tested: Tested) -> str:
+    _, notes = promptfoo_schema(tested.suite.schema)
+    lines = [
+        f"promptfoo takes the server's base URL from `{SERVER_URL_ENV}` (llama-server's "
+        "`http://127.0.0.1:8080` when unset) and sends the schema as "
+        '`{"type": "json_object", "schema": ...}`, the form both llama-server and '
+        "llama-cpp-python's server take (the latter answers OpenAI's strict `json_schema` "
+        f"with HTTP 500). Its `is-json` reads `{PROMPTFOO_SCHEMA_FILE}`, not `schema.json`: "
+        "promptfoo validates with Ajv's draft-07 class in strict mode, which refuses draft "
+        "2020-12's `$schema`, its newer keywords and formats it does not know. The copy:",
+        "",
+    ]
+    return "\n".join(lines + [f"- {md(note)}" for note in notes or ("is the same schema",)])
 
 
 def _chat_note(tested: Tested) -> str:

@@ -1,6 +1,16 @@
 """The bundle's promptfooconfig.yaml: the suite's cases as promptfoo `vars`, its prompt, an
-`is-json` assertion against `file://schema.json`, and each expected field value as a
-`javascript` assertion, so a team on promptfoo keeps testing the same schema there.
+`is-json` assertion against `file://schema.promptfoo.json` (schema.json as promptfoo's Ajv
+takes it: engine/suite/promptfoo_schema.py), and each expected field value as a `javascript`
+assertion, so a team on promptfoo keeps testing the same schema there.
+
+It runs unchanged on the server the bundle recommends, llama-server, and on llama-cpp-python's
+too: the schema goes as `{"type": "json_object", "schema": ...}`, which both take (llama.cpp's
+tools/server/server-common.cpp reads `schema` under json_object as it reads
+`json_schema.schema`), where llama-cpp-python's server answers OpenAI's strict `json_schema`
+form with HTTP 500. The base URL is `MASKSCOPE_BASE_URL`, by promptfoo's `{{ env.VAR |
+default(...) }}` in provider config (src/util/render.ts, renderEnvOnlyInObject), else
+llama-server's own default. The sampler is turned off as `maskscope test --server` turns it
+off (`passthrough`, added to the request body as is).
 
 It is written without a YAML library, as JSON: YAML 1.2 (js-yaml, which promptfoo reads its
 config with) is a superset of JSON. The only care JSON needs to be YAML too is characters
@@ -19,8 +29,17 @@ from typing import Any
 
 from engine.suite.format import Case, Expectation, Suite
 from engine.suite.jsonpath import parse_path
-from engine.suite.snippets import SCHEMA_FILE, SERVER_URL, openai_request
+from engine.suite.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
+from engine.suite.server import _SAMPLER_OFF as SAMPLER_OFF  # what --server sends
+from engine.suite.server import JSON_OBJECT, response_format
+from engine.suite.snippets import SERVER_URL, json_text
 from engine.suite.template import PLACEHOLDER
+
+# The promptfoo `make` installs and the bundle's README names (tools/promptfoo/package.json
+# pins the same): the newest that runs on Node 20, which 0.122 no longer does.
+PROMPTFOO_VERSION = "0.121.20"
+SERVER_URL_ENV = "MASKSCOPE_BASE_URL"  # as snippets/post.py reads it
+API_KEY_ENV = "MASKSCOPE_API_KEY"
 
 _NUNJUCKS = re.compile(r"\{[{%#]|[}%#]\}")
 _RAW_END = "{% endraw %}"
@@ -55,18 +74,23 @@ def _raw(text: str) -> str:
 
 def promptfoo_config(suite: Suite, model: str) -> dict[str, Any]:
     """The config as data: one test per case, the schema checked by `is-json` on every one."""
-    request = openai_request("", suite.schema, suite.name, suite.settings(), model)
-    config = {k: request[k] for k in ("max_tokens", "temperature", "seed", "response_format")}
+    settings = suite.settings()
+    config = {
+        "apiBaseUrl": f"{{{{ env.{SERVER_URL_ENV} | default('{SERVER_URL}') }}}}/v1",
+        "apiKey": f"{{{{ env.{API_KEY_ENV} | default('no-key') }}}}",
+        "max_tokens": settings.max_tokens,
+        "temperature": settings.temperature,
+        "seed": settings.seed,
+        "response_format": response_format(JSON_OBJECT, suite.schema),
+        "passthrough": SAMPLER_OFF,
+    }
     return {
         "description": f"{suite.name} (exported by Maskscope)",
         "prompts": [nunjucks_prompt(suite.prompt)],
-        "providers": [
-            {
-                "id": f"openai:chat:{model}",
-                "config": {"apiBaseUrl": f"{SERVER_URL}/v1", "apiKey": "no-key", **config},
-            }
-        ],
-        "defaultTest": {"assert": [{"type": "is-json", "value": f"file://{SCHEMA_FILE}"}]},
+        "providers": [{"id": f"openai:chat:{model}", "config": config}],
+        "defaultTest": {
+            "assert": [{"type": "is-json", "value": f"file://{PROMPTFOO_SCHEMA_FILE}"}]
+        },
         "tests": [_test(case) for case in suite.cases],
     }
 
@@ -95,8 +119,10 @@ _SAME_JSON = (
 def expectation_js(e: Expectation) -> str:
     """A promptfoo `javascript` assertion (one expression over `output`) that holds where the
     expectation does. Values and keys are JSON literals, which JavaScript reads as written;
-    a regex is the suite's pattern, anchored, read by JavaScript's RegExp."""
-    found = "JSON.parse(output)" + "".join(
+    a regex is the suite's pattern, anchored, read by JavaScript's RegExp. `output` is text,
+    or the parsed value where promptfoo's provider parsed it (OpenAI's for json_schema)."""
+    parsed = "(typeof output === 'string' ? JSON.parse(output) : output)"
+    found = parsed + "".join(
         f"?.[{json.dumps(step, ensure_ascii=False)}]" for step in parse_path(e.path)
     )
     value = json.dumps(e.value, ensure_ascii=False)
@@ -121,3 +147,17 @@ def yaml_text(config: dict[str, Any], header: str) -> str:
 def _escape(m: re.Match[str]) -> str:
     code = ord(m.group(0))
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def promptfoo_files(suite: Suite, model: str) -> dict[str, str]:
+    """promptfooconfig.yaml and the schema copy its `is-json` reads, path -> text."""
+    header = (
+        f"promptfoo config for the suite {suite.name!r}, exported by Maskscope.\n"
+        f"Run: {SERVER_URL_ENV}=http://HOST:PORT npx promptfoo@{PROMPTFOO_VERSION} eval\n"
+        f"(llama-server or llama-cpp-python's server; {SERVER_URL} when the variable is unset)."
+    )
+    ready, _ = promptfoo_schema(suite.schema)
+    return {
+        "promptfooconfig.yaml": yaml_text(promptfoo_config(suite, model), header),
+        PROMPTFOO_SCHEMA_FILE: json_text(ready),
+    }

@@ -160,7 +160,13 @@ def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
     assert good["description"] == "good" and good["vars"] == {"note": "We won the contract."}
     assert [a["type"] for a in good["assert"]] == ["javascript"]  # $.ok equals true
     assert bad == {"description": "bad", "vars": {"note": "The server burned down."}}
-    assert config["defaultTest"]["assert"] == [{"type": "is-json", "value": "file://schema.json"}]
+    # promptfoo's Ajv reads a draft-07 copy of the schema (engine/suite/promptfoo_schema.py).
+    checked = [{"type": "is-json", "value": "file://schema.promptfoo.json"}]
+    assert config["defaultTest"]["assert"] == checked
+    assert json.loads((bundle / "schema.promptfoo.json").read_text(encoding="utf-8"))
+    provider = config["providers"][0]["config"]
+    assert provider["apiBaseUrl"].startswith("{{ env.MASKSCOPE_BASE_URL | default(")
+    assert provider["response_format"]["type"] == "json_object"  # both llama.cpp servers'
     assert config["prompts"] == [nunjucks_prompt(PROMPT)]
     assert config["providers"][0]["config"]["max_tokens"] == 20
 

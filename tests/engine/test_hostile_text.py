@@ -255,7 +255,7 @@ def test_the_promptfoo_config_parses_as_yaml_with_the_exact_values(bundles) -> N
     assert config["prompts"] == [nunjucks_prompt(suite_with(HOSTILE)["prompt"])]
     (test,) = config["tests"]
     assert test["description"] == HOSTILE and test["vars"] == {"note": HOSTILE}
-    schema = config["providers"][0]["config"]["response_format"]["json_schema"]["schema"]
+    schema = config["providers"][0]["config"]["response_format"]["schema"]
     assert schema == schema_with(HOSTILE)
     assert json.dumps(HOSTILE, ensure_ascii=False) in test["assert"][0]["value"]  # a JS literal
     # The header comments are comments only: the same keys as the plain bundle's config.

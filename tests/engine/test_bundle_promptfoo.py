@@ -1,0 +1,133 @@
+"""The exported bundle's promptfooconfig.yaml, run as it ships by the real promptfoo (the one
+`make promptfoo` installs) against a real server on 127.0.0.1 serving the default model, its
+base URL given by MASKSCOPE_BASE_URL. The test reads promptfoo's own JSON output.
+
+Two cases, so that the count of passes is exact whatever the model answers: one whose
+expectation every output the enum allows meets (a regex), one whose expectation none can (the
+enum holds no "GBP"), which shows the field assertions bite. The `is-json` check must pass on
+both, and neither may end as an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.cli.main import main
+from engine.model.paths import default_model_path
+
+pytestmark = pytest.mark.slow  # a server process, promptfoo's node process
+
+PROMPTFOO = Path(__file__).resolve().parents[2] / "build/node/node_modules/.bin/promptfoo"
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
+    "required": ["currency"],
+    "additionalProperties": False,
+}
+SUITE = {
+    "format": "maskscope-suite",
+    "version": 1,
+    "name": "promptfoo",
+    "schema": SCHEMA,
+    "generation": {"max_tokens": 12, "temperature": 0.0, "seed": 0},
+    "prompt": 'Invoice 3310\nAmount due: 610.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n'
+    "{{invoice}}\n\nJSON:\n",
+    "samples": 1,
+    "cases": [
+        {"id": "usd", "vars": {"invoice": "Invoice 10-4471\nAmount due: 1,950.00 USD"},
+         "expected": {"$.currency": {"regex": "USD|EUR|UNKNOWN"}}},
+        {"id": "never", "vars": {"invoice": "Invoice 2291\nAmount due: 1.240,00 EUR"},
+         "expected": {"$.currency": "GBP"}},
+    ],
+}  # fmt: skip
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_python_server(tmp_path_factory) -> Iterator[str]:
+    """llama-cpp-python's own server (its [server] extra) on the default model."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path_factory.mktemp("lcp") / "stderr.txt"
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]  # fmt: skip
+    with log.open("wb") as err:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 180
+        while not _answers(url):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not come up:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("promptfoo")
+    suite = folder / "promptfoo.suite.json"
+    suite.write_text(json.dumps(SUITE), encoding="utf-8")
+    # exit 0: no threshold is set, so the "never" case's missed field fails nothing here
+    assert main(["export", str(suite), "--out", str(folder / "B")]) == 0
+    return folder / "B"
+
+
+def _promptfoo(bundle: Path, url: str, tmp_path: Path) -> dict:
+    if not PROMPTFOO.exists():
+        pytest.fail("promptfoo is not installed: run `make promptfoo`", pytrace=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "MASKSCOPE_BASE_URL": url,
+        "HOME": str(home),
+        "PROMPTFOO_CONFIG_DIR": str(home / ".promptfoo"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+    }
+    out = tmp_path / "out.json"
+    command = [str(PROMPTFOO), "eval", "-c", str(bundle / "promptfooconfig.yaml"),
+               "-o", str(out), "--no-cache", "--no-table", "--no-progress-bar"]  # fmt: skip
+    done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    # promptfoo exits 100 when a test fails (the "never" case must)
+    assert done.returncode in (0, 100) and out.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(out.read_text(encoding="utf-8"))["results"]
+
+
+def test_promptfoo_passes_the_bundle_as_shipped(bundle, llama_cpp_python_server, tmp_path):
+    results = _promptfoo(bundle, llama_cpp_python_server, tmp_path)
+    stats = results["stats"]
+    assert (stats["successes"], stats["failures"], stats["errors"]) == (1, 1, 0)
+    by_case = {r["testCase"]["description"]: r for r in results["results"]}
+    for case in ("usd", "never"):
+        parts = by_case[case]["gradingResult"]["componentResults"]
+        kinds = {p["assertion"]["type"]: p["pass"] for p in parts}
+        assert kinds["is-json"], parts  # the schema copy compiled and the output conforms
+    assert by_case["usd"]["success"]
+    assert not by_case["never"]["success"]
+    assert not {p["assertion"]["type"]: p["pass"] for p in
+                by_case["never"]["gradingResult"]["componentResults"]}["javascript"]  # fmt: skip
