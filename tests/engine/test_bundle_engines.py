@@ -59,7 +59,9 @@ SUITE = {
     ],
     "thresholds": {"min_validity": 0.5},
 }
-SERVER_SNIPPETS = ("llama_cpp_python_server.json",)
+# The requests each real server here answers; vLLM's and SGLang's need GPU stacks.
+LLAMA_CPP_PYTHON_SNIPPETS = ("llama_cpp_python_server.json",)
+LLAMA_SERVER_SNIPPETS = ("llama_server_grammar.json", "llama_server_response_format.json")
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +109,26 @@ def test_a_translation_that_judges_otherwise_is_caught_and_left_out(model):
     assert proofs[XGRAMMAR_FILE].differs
     assert proofs[XGRAMMAR_FILE].differing == ('{"currency": "EUR"}',)
     assert proofs[LARK_FILE].differs and "llguidance refused the file" in proofs[LARK_FILE].error
+
+
+@pytest.mark.parametrize(
+    ("compiler", "backend", "files"),
+    [
+        ("llguidance", "llguidance", ["grammar.llguidance.json", LARK_FILE]),
+        ("xgrammar", "xgrammar", [XGRAMMAR_FILE]),
+    ],
+)
+def test_a_compiler_that_makes_no_gbnf_ships_what_its_engine_reads(model, compiler, backend, files):
+    """llguidance's compiled schema also as Lark (`%json`, the same JSON Schema compiler);
+    XGrammar's own EBNF alone: no engine's translation of it would be the same grammar."""
+    suite = suite_from_json(SUITE, ".")
+    compiled = compile_schema(suite.schema_text, compiler)
+    made = grammar_files(compiled)
+    assert [f.path for f in made] == files and made[0].text == compiled.native
+    proofs = prove(model, compiled, backend, made, known_texts(suite, []))
+    assert [(p.path, p.agreeing, p.total, p.agrees) for p in proofs] == [
+        (path, 5, 5, True) for path in files
+    ]
 
 
 class _Answers(BaseHTTPRequestHandler):
@@ -179,9 +201,20 @@ def test_llama_cpp_pythons_server_gives_a_valid_answer_to_its_request(bundle, tm
     served = _Served(tmp_path / "stderr.txt")
     served.start()
     try:
-        for request in SERVER_SNIPPETS:
-            done = _post(bundle, request, served.url)
-            assert done.returncode == 0, done.stderr
-            jsonschema.validate(json.loads(done.stdout), SCHEMA)
+        _answered_validly(bundle, LLAMA_CPP_PYTHON_SNIPPETS, served.url)
     finally:
         served.stop()
+
+
+@pytest.mark.slow
+def test_llama_server_gives_valid_answers_to_its_requests(bundle, llama_server):
+    """llama.cpp's own llama-server (tests/llama_server.py): `/completion` with the tested
+    GBNF, and `/v1/chat/completions` with `response_format` (its own converter's grammar)."""
+    _answered_validly(bundle, LLAMA_SERVER_SNIPPETS, llama_server)
+
+
+def _answered_validly(bundle: Path, requests: tuple[str, ...], url: str) -> None:
+    for request in requests:
+        done = _post(bundle, request, url)
+        assert done.returncode == 0, (request, done.stderr)
+        jsonschema.validate(json.loads(done.stdout), SCHEMA)
