@@ -84,6 +84,13 @@ def grammars_section(tested: Tested, escape: Escape) -> str:
 def _how_proven(tested: Tested) -> str:
     proofs = tested.proofs
     total = proofs[0].total if proofs else 0
+    if proofs and not total:
+        return (
+            "Each file is the tested grammar as one engine reads it. At export each was parsed "
+            "back by its own engine, but the suite has no instances and the run no outputs, "
+            "so there was no text to judge: give the suite known-good and known-bad "
+            "`instances` to have each file proven."
+        )
     return (
         "Each file is the tested grammar as one engine reads it. At export each was parsed "
         f"back by its own engine over the model's vocabulary and fed {total} known text(s) "
@@ -154,7 +161,7 @@ def requests_section(tested: Tested) -> str:
     lines += [f"- {r.server}: {r.docs}" for r in _one_per_server(made)]
     lines += [
         "",
-        "Maskscope's tests post the llama-cpp-python and llama-server requests to real "
+        "Maskscope's tests post the llama-server and llama-cpp-python requests to those real "
         "servers. vLLM and SGLang need GPU stacks; their requests carry the files above, "
         "whose proof is the parse and the verdicts of the same engine they run.",
     ]
