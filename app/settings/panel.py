@@ -15,12 +15,12 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QSpinBox,
     QToolButton,
     QWidget,
 )
 
+from app.settings.widgets import ClampingSpinBox, FittedPlaceholder
 from app.theme import chart_colors
 from engine.model.paths import DEFAULT_MODEL_LABEL
 from engine.settings import (
@@ -89,11 +89,16 @@ class SettingsPanel(QGroupBox):
         self._cross_check_possible = True  # the run's pair has a second mask to compare
         self._last_model: ModelSettings | None = None
 
-        self.model_path = QLineEdit(self)
+        short_name = DEFAULT_MODEL_LABEL.split(" (")[0]  # "Gemma 3 270M"
+        self.model_path = FittedPlaceholder(
+            [f"default: {DEFAULT_MODEL_LABEL}", f"default: {short_name}", short_name, "default"],
+            self,
+        )
         self.model_path.setObjectName("modelPath")
-        self.model_path.setPlaceholderText(f"default: {DEFAULT_MODEL_LABEL}")
         self.model_path.setClearButtonEnabled(True)
-        self.model_path.setToolTip("GGUF model file. Leave empty for the bundled default model.")
+        self.model_path.setToolTip(
+            f"GGUF model file. Leave empty for the default model, {DEFAULT_MODEL_LABEL}."
+        )
         browse = QToolButton(self)
         browse.setText("Browse…")
         browse.setToolTip("Choose a GGUF model file")
@@ -103,7 +108,7 @@ class SettingsPanel(QGroupBox):
         path_row.addWidget(self.model_path, 1)
         path_row.addWidget(browse)
 
-        self.gpu_layers = QSpinBox(self)
+        self.gpu_layers = ClampingSpinBox(self)
         _set_range(self.gpu_layers, N_GPU_LAYERS)
         self.gpu_layers.setSpecialValueText("all")
         self.gpu_layers.setToolTip(
@@ -141,13 +146,13 @@ class SettingsPanel(QGroupBox):
             "Sampling temperature. 0 always picks the most probable valid token."
         )
 
-        self.seed = QSpinBox(self)
+        self.seed = ClampingSpinBox(self)
         _set_range(self.seed, SEED)
         self.seed.setToolTip(
             "Random seed: the same seed, prompt and settings give the same output."
         )
 
-        self.max_tokens = QSpinBox(self)
+        self.max_tokens = ClampingSpinBox(self)
         _set_range(self.max_tokens, MAX_TOKENS)
         self.max_tokens.setToolTip(
             "Stop after this many tokens. A run cut off here is reported "
@@ -165,7 +170,7 @@ class SettingsPanel(QGroupBox):
         max_tokens_row.addWidget(self.bound_label)
         self.max_tokens.valueChanged.connect(self._show_bound)
 
-        self.top_k = QSpinBox(self)
+        self.top_k = ClampingSpinBox(self)
         _set_range(self.top_k, TOP_K)
         self.top_k.setToolTip(
             "How many candidate tokens per step the chart shows (before and "
@@ -207,6 +212,32 @@ class SettingsPanel(QGroupBox):
         form.addRow(self.exact_mask)
         form.addRow(self.cross_check, self.cross_check_with)
         form.addRow(self.chat_template)
+        # What the panel did on its own (a value clamped, a backend switched), until the
+        # next such thing: a user never has to guess why a setting changed.
+        self.notice = QLabel("", self)
+        self.notice.setObjectName("settingsNotice")
+        self.notice.setWordWrap(True)
+        self.notice.setTextFormat(Qt.TextFormat.RichText)
+        self.notice.linkActivated.connect(self._switch_back)
+        self.notice.hide()
+        form.addRow(self.notice)
+        self._chosen = ("", "")  # (compiler, backend) as the user last left them
+        # A combo box is as wide as its longest entry by default ("the xgrammar compiler"),
+        # which made the pane scroll sideways at 1280x800; these show what fits.
+        for combo in (self.compiler, self.backend, self.cross_check_with):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+            )
+            combo.setMinimumContentsLength(8)
+        self.compiler.activated.connect(self._compiler_chosen)
+        self.backend.activated.connect(self._remember_choice)
+        for label, box in (
+            ("GPU layers", self.gpu_layers),
+            ("Seed", self.seed),
+            ("Max tokens", self.max_tokens),
+            ("Top-K shown", self.top_k),
+        ):
+            box.clamped.connect(lambda typed, kept, label=label: self._clamped(label, typed, kept))
 
         self.backend.currentTextChanged.connect(self._update_enabled)
         self.compiler.currentTextChanged.connect(self._update_enabled)
@@ -250,6 +281,7 @@ class SettingsPanel(QGroupBox):
         self.gpu_layers.setValue(model.n_gpu_layers)
         self.set_generation_settings(generation)
         self._last_model = self.model_settings()
+        self._show_bound()  # the context may have changed
 
     def set_generation_settings(self, generation: GenerationSettings) -> None:
         self.max_tokens.setValue(generation.max_tokens)
@@ -267,6 +299,7 @@ class SettingsPanel(QGroupBox):
         )
         self.chat_template.setChecked(generation.chat_template)
         self._update_enabled()
+        self._remember_choice()
 
     def set_model_path(self, path: str) -> None:
         self.model_path.setText(path)
@@ -289,25 +322,75 @@ class SettingsPanel(QGroupBox):
         return self.output_bound is not None and self.max_tokens.value() < self.output_bound
 
     def _show_bound(self) -> None:
+        n_ctx, wanted = self._model_base.n_ctx, self.max_tokens.value()
+        if wanted >= n_ctx:  # the prompt takes its share of the same context
+            self._bound_text(
+                f"⚠ context holds {n_ctx}",
+                f"The model's context holds {n_ctx} tokens, prompt and output together: a run "
+                f"stops when it is full, before {wanted} tokens.",
+                warn=True,
+            )
+            return
         bound = self.output_bound
         if bound is None:
-            self.bound_label.setText("")
-            self.bound_label.setToolTip("")
-            return
-        if self.bound_exceeded():
-            self.bound_label.setText(f"⚠ needs {bound}")
-            self.bound_label.setStyleSheet(f"color: {chart_colors().warn.name()};")
-            self.bound_label.setToolTip(
+            self._bound_text("", "", warn=False)
+        elif self.bound_exceeded():
+            self._bound_text(
+                f"⚠ needs {bound}",
                 f"The longest valid output takes {bound} tokens: with Max tokens at "
-                f"{self.max_tokens.value()} a run may be cut off before the JSON closes."
+                f"{wanted} a run may be cut off before the JSON closes.",
+                warn=True,
             )
         else:
-            self.bound_label.setText(f"≤ {bound} needed")
-            self.bound_label.setStyleSheet("color: palette(placeholder-text);")
-            self.bound_label.setToolTip(
+            self._bound_text(
+                f"≤ {bound} needed",
                 f"The longest valid output takes {bound} tokens (counted with the model's "
-                "tokenizer): Max tokens covers it."
+                "tokenizer): Max tokens covers it.",
+                warn=False,
             )
+
+    def _bound_text(self, text: str, tip: str, *, warn: bool) -> None:
+        self.bound_label.setText(text)
+        self.bound_label.setToolTip(tip)
+        colour = chart_colors().warn.name() if warn else "palette(placeholder-text)"
+        self.bound_label.setStyleSheet(f"color: {colour};")
+
+    def show_notice(self, text: str) -> None:
+        """One line under the settings, rich text (a link may offer to undo)."""
+        self.notice.setText(text)
+        self.notice.setVisible(bool(text))
+
+    def _clamped(self, label: str, typed: int, kept: int) -> None:
+        side = "most" if typed > kept else "least"
+        self.show_notice(
+            f"{label}: {typed} is outside what llama.cpp takes; set to {kept}, the {side} it takes."
+        )
+
+    def _remember_choice(self) -> None:
+        self._chosen = (self.compiler.currentText(), self.backend.currentText())
+
+    def _compiler_chosen(self) -> None:
+        """The user picked a compiler; say so when it took the backend with it, and offer
+        the pair they had."""
+        (compiler_was, backend_was), compiler = self._chosen, self.compiler.currentText()
+        backend = self.backend.currentText()
+        self._remember_choice()
+        if backend == backend_was:
+            return
+        self.show_notice(
+            f"The {html.escape(compiler)} compiler's grammar does not run on the "
+            f"{html.escape(backend_was)} backend, so the backend is now "
+            f"{html.escape(backend)}. "
+            f'<a href="{html.escape(compiler_was)}|{html.escape(backend_was)}">Switch back to '
+            f"{html.escape(compiler_was)} on {html.escape(backend_was)}</a>"
+        )
+
+    def _switch_back(self, link: str) -> None:
+        compiler, backend = link.split("|")
+        self.compiler.setCurrentText(compiler)
+        self.backend.setCurrentText(backend)
+        self._remember_choice()
+        self.show_notice("")
 
     def set_chat_template_available(self, available: bool) -> None:
         self.chat_template.setEnabled(available)
