@@ -192,6 +192,15 @@ def test_an_answer_that_breaks_the_schema_fails(bundle, stand_in):
     handler.reply = json.dumps({"content": '{"currency": "US'}).encode()
     done = _post(bundle, "llama_server_grammar.json", url)
     assert done.returncode == 1 and "not JSON" in done.stderr
+    # Where jsonschema cannot be imported (-S: no site-packages), JSON is all it checks, and
+    # it says so.
+    handler.reply = json.dumps({"content": '{"currency": "JPY"}'}).encode()
+    script, request = bundle / "snippets" / "post.py", bundle / "snippets/llama_server_grammar.json"
+    done = subprocess.run(
+        [sys.executable, "-S", str(script), str(request), url],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "jsonschema is not installed" in done.stderr
 
 
 @pytest.mark.slow
