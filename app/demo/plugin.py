@@ -25,6 +25,7 @@ from app.demo.presentation import Presentation
 from app.demo.side_by_side import SideBySideView
 from app.shell.files import ask_save_path
 from engine.errors import MaskscopeError
+from engine.records import StepRecord
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
@@ -106,15 +107,17 @@ class Demonstration(QObject):
     def run_ended(self) -> None:
         self.pacing.run_ended()
 
-    def _step_arrived(self, _record: object) -> None:
+    def _step_arrived(self, record: StepRecord) -> None:
         if self.pacing.paused:
-            self._paused(True)
+            # This slot may run before the window's own, which adds the record to the chart:
+            # the count comes from the record itself.
+            self._paused(True, record.step + 1)
 
-    def _paused(self, paused: bool) -> None:
+    def _paused(self, paused: bool, n: int | None = None) -> None:
         if not self.window.controller.running:
             return
         if paused:
-            n = len(self.window.step_chart.records)
+            n = len(self.window.step_chart.records) if n is None else n
             self.window.status.showMessage(
                 f"Paused after {n} token{'s' if n != 1 else ''}: Space continues, "
                 "→ decodes one more",
