@@ -74,6 +74,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.store = store if store is not None else SettingsStore()
         self.controller = RunController(cache, self)
         self.current_path: str | None = None
+        self.schema_root: str | None = None  # the folder opened: $ref'd files stay inside it
         self.current_example: str | None = None  # the title of the example loaded, if any
         self.last_result: RunResult | None = None
         self.last_error: tuple[str, str] | None = None  # (kind, message) of the last run
@@ -316,6 +317,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         # The note under the schema is the chosen compiler's own report.
         self.settings_panel.compiler.currentTextChanged.connect(self.schema_editor.set_compiler)
         self.schema_editor.editor.document().modificationChanged.connect(self.setWindowModified)
+        self.schema_editor.ref_links.sig_follow_file.connect(self.follow_schema_ref)
+        self.schema_editor.ref_links.sig_note.connect(lambda m: self.status.showMessage(m, 8000))
         self.routing = Routing(self)  # the live check's inputs; each message's one home
 
     def _restore(self) -> None:
@@ -450,6 +453,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             return False
         try:  # cheap local check: a bad schema is reported without waking the worker
             parse_schema(schema_text)
+            schema_text = self.bundled_schema(schema_text)  # one document, as engines take
         except MaskscopeError as e:
             self.routing.not_run(e.kind, e.message)  # the Problems list has every error
             return False

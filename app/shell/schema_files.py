@@ -18,6 +18,7 @@ from engine.errors import MaskscopeError
 from engine.examples import Example
 from engine.files import read_text
 from engine.runs.saved import write_atomically
+from engine.schema.siblings import bundle_schema
 
 if TYPE_CHECKING:
     from app.settings.panel import SettingsPanel
@@ -39,6 +40,7 @@ class SchemaFiles:
     store: SettingsStore
     recent_menu: QMenu
     current_path: str | None
+    schema_root: str | None
     current_example: str | None
     _draft_baseline: tuple[str, str] | None
     _saved_schema: str  # the schema as last opened or saved: what Discard goes back to
@@ -48,10 +50,28 @@ class SchemaFiles:
         def _report(self, title: str, message: str, cause: str = "file") -> None: ...
         def setWindowTitle(self, title: str) -> None: ...
 
-    def _set_path(self, path: str | None, example: str | None = None) -> None:
-        """The schema's file, or the example it came from: both name the window."""
+    def _set_path(
+        self, path: str | None, example: str | None = None, root: str | None = None
+    ) -> None:
+        """The schema's file, or the example it came from: both name the window. `root` is
+        the folder the files its `$ref`s name are read from: by default the file's own."""
         self.current_path, self.current_example = path, example
+        self.schema_root = root or (str(Path(path).parent) if path else None)
+        self.schema_editor.set_file(path, self.schema_root)
         self.setWindowTitle(window_title(path, example))
+
+    def bundled_schema(self, text: str) -> str:
+        """The schema with the files its `$ref`s name bundled in (ExternalRefError, a
+        MaskscopeError, for one that cannot be followed): what a run compiles."""
+        if self.current_path is None:
+            return text
+        return bundle_schema(text, self.current_path, self.schema_root).text
+
+    def follow_schema_ref(self, path: str, tokens: list[str] | None) -> None:
+        """Ctrl+click on a `$ref` to another file: open it (asking first about unsaved
+        changes) inside the same folder, and go where its pointer leads."""
+        if self.open_schema(path, root=self.schema_root):
+            self.schema_editor.ref_links.go_to(tokens)
 
     def ask_unsaved(self, before: str) -> Unsaved:
         """The question before unsaved schema changes would be replaced; tests patch it."""
@@ -122,7 +142,7 @@ class SchemaFiles:
         if path:
             self.open_schema(path)
 
-    def open_schema(self, path: str) -> bool:
+    def open_schema(self, path: str, root: str | None = None) -> bool:
         if not self.may_replace_schema("opening another schema"):
             return False
         try:
@@ -132,7 +152,7 @@ class SchemaFiles:
             return False
         self.schema_editor.set_text(text)  # undoable, like an example
         self.schema_editor.editor.document().setModified(False)
-        self._set_path(path)
+        self._set_path(path, root=root)
         self.store.add_recent_file(path)
         return True
 

@@ -34,6 +34,7 @@ from app.workbench.problems_list import (
     severity_color,
     summary,
 )
+from app.workbench.ref_links import RefLinks
 from engine.errors import MaskscopeError
 from engine.settings import DEFAULT_BACKEND, DEFAULT_COMPILER
 from engine.workbench.problems import Problem, Report, collect
@@ -58,6 +59,8 @@ class CheckInput:
     max_tokens: int | None
     prompt: str
     model: str  # the GGUF whose tokenizer counts the output bound; "" before a model loads
+    file: str = ""  # the schema's file: a `$ref` to another file is read from its folder
+    root: str = ""  # the folder the user opened: nothing outside it is read
 
 
 _tokenizers: dict[str, Tokenize | None] = {}
@@ -89,6 +92,8 @@ def run_collect(inputs: CheckInput) -> Report:
             max_tokens=inputs.max_tokens,
             prompt=inputs.prompt,
             tokenize=tokenizer_for(inputs.model),
+            file=inputs.file or None,
+            root=inputs.root or None,
         )
     except Exception as e:
         log.exception("live check failed")
@@ -154,6 +159,8 @@ class SchemaEditor(QWidget):
         # Queued: collect runs on its helper thread, the widgets change on this one.
         self._sig_collected.connect(self._on_collected, Qt.ConnectionType.QueuedConnection)
         self._checks = NewestOnly(self._collect, "live-compile")
+        self.file, self.root = "", ""
+        self.ref_links = RefLinks(self.editor, lambda: (self.file or None, self.root or None))
 
     def text(self) -> str:
         """The editor's text, read once per edit: toPlainText of a 1 MB schema costs 10-40 ms
@@ -185,6 +192,13 @@ class SchemaEditor(QWidget):
             self.max_tokens = max_tokens
             self._timer.start()  # spin-box clicks come in bursts
 
+    def set_file(self, path: str | None, root: str | None) -> None:
+        """The schema's file and the folder the user opened: the files its `$ref`s name are
+        read from there, and checked with it as one bundle."""
+        if (path or "", root or "") != (self.file, self.root):
+            self.file, self.root = path or "", root or ""
+            self.check_now()
+
     def set_prompt_source(self, source: Callable[[], str]) -> None:
         """The prompt is read at check time, so a prompt edit costs nothing but a timer."""
         self._prompt_source = source
@@ -206,6 +220,8 @@ class SchemaEditor(QWidget):
             self.max_tokens,
             self._prompt_source(),
             self._model,
+            self.file,
+            self.root,
         )
 
     def is_current(self) -> bool:

@@ -4,7 +4,7 @@ A `$ref` to a file that cannot be followed is one error, at the line and column 
 `$ref`. The window edits one file, so a bad `$ref` in another file, and any problem the
 checks find inside a pulled-in file, is pointed at the root's `$ref` that leads there, its
 message naming the file and the place in it. Ctrl+click on a `$ref` in the editor follows
-it: `ref_at`, `ref_link` and `pointer_offset` say where to.
+it: `ref_at`, `ref_link` and `pointer_span` say where to.
 """
 
 from __future__ import annotations
@@ -35,14 +35,18 @@ def ref_spot(spans: Spans, parts: Parts) -> tuple[int, int, int] | None:
 
 def ref_error_line(exc: ExternalRefError) -> str:
     """One line for the command line: `defs/a.json:4:15: the reference ... names no file`."""
+    return f"{_where(exc)}: {exc.reason}"
+
+
+def _where(exc: ExternalRefError) -> str:
     spot = ref_spot(locate(exc.text), exc.parts)
-    where = f"{exc.file}:{spot[1]}:{spot[2]}" if spot else exc.file
-    return f"{where}: {exc.reason}"
+    return f"{exc.file}:{spot[1]}:{spot[2]}" if spot else exc.file
 
 
 def ref_problem(exc: ExternalRefError, spans: Spans) -> Problem:
-    """The error in the problems list of the root file, whose text `spans` locates."""
-    message = f"{ref_error_line(exc)}" if exc.nested else exc.reason
+    """The error in the problems list of the root file, whose text `spans` locates; the
+    reason first, so that a narrow list still shows it."""
+    message = f"{exc.reason} (in {_where(exc)})" if exc.nested else exc.reason
     spot = ref_spot(spans, exc.entry)
     offset, line, column = spot if spot else (None, None, None)
     path = path_text((*exc.entry, "$ref"))
@@ -61,7 +65,7 @@ def relocated(problem: Problem, bundled: Bundled, spans: Spans) -> Problem:
     spot = ref_spot(spans, entry)
     offset, line, column = spot if spot else (None, None, None)
     where = f"{file}, at {path_text(inner)}" if inner else file
-    message = f"{where}: {problem.message}"
+    message = f"{problem.message} (in {where})"
     path = path_text((*entry, "$ref"))
     return dataclasses.replace(
         problem, message=message, path=path, line=line, column=column, offset=offset, fix=None
@@ -107,18 +111,16 @@ def ref_link(ref: str, file: str | None, root: str | None) -> RefLink | str:
     return RefLink(ref, target, tokens)
 
 
-def pointer_offset(spans: Spans, tokens: list[str] | None) -> int | None:
-    """Where the place a JSON pointer names starts in the text `spans` locates (its key
-    when it has one); None when the pointer leads nowhere."""
+def pointer_span(spans: Spans, tokens: list[str] | None) -> tuple[int, int] | None:
+    """The span to show for the place a JSON pointer names in the text `spans` locates: its
+    key when it has one, else its value; None when the pointer leads nowhere."""
     if tokens is None:
         return None
     parts: list[str | int] = []
     for token in tokens:
-        head = tuple(parts)
-        is_index = token.isdigit() and (*head, int(token)) in spans.values
+        is_index = token.isdigit() and (*parts, int(token)) in spans.values
         parts.append(int(token) if is_index else token)
     path = tuple(parts)
     if path not in spans.values:
         return None
-    span = spans.key(path) or spans.value(path)
-    return span[0] if span else None
+    return spans.key(path) or spans.value(path)

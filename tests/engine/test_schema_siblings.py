@@ -15,8 +15,9 @@ import pytest
 from engine.cli.main import main
 from engine.schema.parse import schema_validator
 from engine.schema.siblings import ExternalRefError, bundle_schema, same_verdicts
+from engine.workbench.locate import locate
 from engine.workbench.problems import collect
-from engine.workbench.siblings import ref_error_line
+from engine.workbench.siblings import ref_error_line, ref_problem
 from tests.multi_file_schema import INSTANCES, LABELS, MAIN, write_instances, write_schema
 
 
@@ -95,6 +96,8 @@ def test_a_loop_across_files_is_found_in_the_file_that_closes_it(tmp_path):
         "b.json:2:4: the references form a loop that never reaches a schema "
         "(b.json → c.json → b.json)"
     )
+    problem = ref_problem(error, locate(LOOP))  # in the window: at main.json's own $ref
+    assert problem.message.endswith("(in b.json:2:4)") and (problem.line, problem.column) == (3, 11)
 
 
 def test_a_file_that_refers_to_itself_through_a_property_is_no_loop(tmp_path):
@@ -147,7 +150,7 @@ def test_a_remote_ref_is_refused_and_never_fetched(tmp_path, capsys):
         (ESCAPE, {"outside.json": "{}"}, (3, 11), "leaves the folder"),
         (MISSING, {}, (3, 11), "names no file"),
         (LOOP, {"team/b.json": '{"$ref": "c.json"}', "team/c.json": '{"$ref": "b.json"}'},
-         (3, 11), "b.json:1:2: the references form a loop"),
+         (3, 11), "the references form a loop"),
     ],
 )  # fmt: skip
 def test_each_bad_ref_is_one_located_problem(tmp_path, capsys, text, files, where, reason):
@@ -190,7 +193,7 @@ def test_a_problem_inside_another_file_points_at_the_ref_that_leads_there(tmp_pa
     address.write_text(address.read_text().replace('"string", "pattern"', '"strin", "pattern"'))
     report = collect(MAIN, "maskscope", "llamacpp", file=str(main_file))
     [problem] = report.errors()
-    assert problem.message.startswith("defs/address.json, at $.properties.zip.type: ")
+    assert problem.message.endswith(" (in defs/address.json, at $.properties.zip.type)")
     assert (problem.line, problem.column) == (5, 14)  # "home": {"$ref": ...}
 
 
