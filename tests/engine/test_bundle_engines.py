@@ -131,6 +131,15 @@ def test_a_compiler_that_makes_no_gbnf_ships_what_its_engine_reads(model, compil
     ]
 
 
+def test_an_outlines_suites_regex_ships_as_it_ran_and_is_not_run_again(model):
+    """outlines-core's index over 262k tokens takes up to minutes: neither the regex nor the
+    tested grammar is run for the proof, which says so."""
+    suite = suite_from_json(SUITE, ".")
+    compiled = compile_schema(suite.schema_text, "outlines")
+    (proof,) = prove(model, compiled, "outlines", grammar_files(compiled), known_texts(suite, []))
+    assert proof.path == "grammar.outlines.regex" and proof.unchecked and not proof.differs
+
+
 class _Answers(BaseHTTPRequestHandler):
     """A stand-in server: the real servers answer a 404 only for a wrong path, and cannot be
     made to answer with text their own grammar refuses; this one does both on request."""
