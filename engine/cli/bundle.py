@@ -1,8 +1,8 @@
 """`maskscope export SUITE --out DIR`: run the suite (cached samples read back) and write the
-bundle a team ships: schema, tested grammar, suite, reports, README, snippets, hashes
-(engine/suite/bundle.py). Its exit code is the test's: 0 passed, 1 a threshold failed (the
-bundle is still written, and its README says FAILED), 2 bad input, a harness error or a
-cancel (no bundle is written)."""
+bundle a team ships: schema, tested grammar (in every engine's syntax), suite, reports,
+README, snippets, hashes (engine/suite/bundle.py). Its exit code is the test's: 0 passed, 1 a
+threshold failed (the bundle is still written, and its README says FAILED), 2 bad input, a
+harness error or a cancel (no bundle is written)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "export",
         help="test a suite and write its bundle for production (schema, grammar, snippets)",
         description="Run a suite like `maskscope test` (samples already in the cache are "
-        "read back, not decoded again) and write DIR/: schema.json, the tested grammar, the "
-        "suite, report.json and report.html, README.md, snippets (llama-cpp-python, "
-        "llama-server, OpenAI response_format), promptfooconfig.yaml and hashes.json. Exit "
+        "read back, not decoded again) and write DIR/: schema.json, the tested grammar in "
+        "each engine's syntax (GBNF, Lark, XGrammar EBNF; each read back by its engine and "
+        "checked on the suite's instances and outputs), the suite, report.json and "
+        "report.html, README.md, snippets (a request per server: llama-server, "
+        "llama-cpp-python, vLLM, SGLang, OpenAI-compatible; post.py sends one and fails "
+        "loudly), promptfooconfig.yaml and hashes.json. Exit "
         "0: every threshold holds; 1: one failed (the bundle says so); 2: bad input, a "
         "harness error or a cancel (nothing written).",
     )
