@@ -156,7 +156,16 @@ class Demonstration(QObject):
         self.branches_view.sig_open.connect(w.show_run)
 
     def candidate_clicked(self, index: int, candidate: Candidate) -> None:
-        """A valid candidate continues the run with it; a masked one is explained."""
+        """A valid candidate continues the run with it; a masked one is explained. A run
+        still under way (paused too) is never ended by a click: a click meant to focus the
+        chart forked a paused run and listed it "stopped by user"."""
+        if candidate.valid and self.window.controller.running:
+            self.window.status.showMessage(
+                f"Still running: Stop the run (or let it end), then click {candidate.text!r} "
+                f"to continue from step {index + 1} with it",
+                8000,
+            )
+            return
         if candidate.valid:
             self.branching.force(index, candidate.id)
             return
