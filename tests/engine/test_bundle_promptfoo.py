@@ -1,6 +1,7 @@
 """The exported bundle's promptfooconfig.yaml, run as it ships by the real promptfoo (the one
-`make promptfoo` installs) against a real server on 127.0.0.1 serving the default model, its
-base URL given by MASKSCOPE_BASE_URL. The test reads promptfoo's own JSON output.
+`make promptfoo` installs) against real servers on 127.0.0.1 serving the default model,
+llama-server and llama-cpp-python's, its base URL given by MASKSCOPE_BASE_URL. The test
+reads promptfoo's own JSON output.
 
 Two cases, so that the count of passes is exact whatever the model answers: one whose
 expectation every output the enum allows meets (a regex), one whose expectation none can (the
@@ -118,8 +119,11 @@ def _promptfoo(bundle: Path, url: str, tmp_path: Path) -> dict:
     return json.loads(out.read_text(encoding="utf-8"))["results"]
 
 
-def test_promptfoo_passes_the_bundle_as_shipped(bundle, llama_cpp_python_server, tmp_path):
-    results = _promptfoo(bundle, llama_cpp_python_server, tmp_path)
+# llama-server (tests/llama_server.py) is the server the bundle recommends; llama-cpp-python's
+# takes the same config unchanged.
+@pytest.mark.parametrize("server", ["llama_server", "llama_cpp_python_server"])
+def test_promptfoo_passes_the_bundle_as_shipped(bundle, server, request, tmp_path):
+    results = _promptfoo(bundle, request.getfixturevalue(server), tmp_path)
     stats = results["stats"]
     assert (stats["successes"], stats["failures"], stats["errors"]) == (1, 1, 0)
     by_case = {r["testCase"]["description"]: r for r in results["results"]}
