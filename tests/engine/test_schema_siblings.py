@@ -204,3 +204,23 @@ def test_root_widens_the_folder_a_file_may_read(tmp_path):
     [refused] = collect(text, "maskscope", "llamacpp", file=str(address)).problems
     assert "../main.json#/$defs/x leaves the folder" in refused.message  # defs/ is the root
     assert main(["lint", str(address), "--root", str(tmp_path)]) == 0
+
+
+def test_an_older_draft_bundles_under_definitions_and_a_file_id_is_dropped(tmp_path):
+    (tmp_path / "my defs").mkdir()
+    draft7 = "http://json-schema.org/draft-07/schema#"
+    (tmp_path / "my defs" / "n.json").write_text(json.dumps({
+        "$schema": draft7, "$id": "https://example.com/n.json",
+        "definitions": {"n": {"type": "integer", "maximum": 5}},
+    }))  # fmt: skip
+    main_file = tmp_path / "main.json"
+    main_file.write_text(json.dumps({
+        "$schema": draft7, "properties": {"p": {"$ref": "my%20defs/n.json#/definitions/n"}},
+    }))  # fmt: skip
+    bundled = _bundle(main_file)
+    schema = json.loads(bundled.text)
+    assert schema["properties"]["p"] == {"$ref": "#/definitions/my_defs_n.json/definitions/n"}
+    assert "$id" not in schema["definitions"]["my_defs_n.json"]
+    instances = [{"p": 3}, {"p": 9}, {"p": "x"}]
+    assert [schema_validator(schema).is_valid(i) for i in instances] == [True, False, False]
+    assert same_verdicts(bundled, instances).same
