@@ -11,9 +11,11 @@ reply. Three modes, each testing something else:
   server wraps it in its chat template (the local run does so only with chat_template).
   OpenAI's {"type": "json_schema", "json_schema": {...}} is tried first; a server that refuses
   it gets {"type": "json_object", "schema": ...} (llama-cpp-python's form), and the form that
-  worked is kept for the rest of the run.
+  worked is kept for the rest of the run. llama-server takes the OpenAI form as sent.
 - "completions+response_format": `response_format` on /v1/completions. Some servers honour
-  it there; llama-cpp-python's silently ignores it, which the fail-open check catches.
+  it there; llama-cpp-python's silently ignores it, which the fail-open check catches, and so
+  does llama-server 0.3.36's (tools/server/server-common.cpp, oaicompat_completion_params_parse
+  copies the field and nothing reads it), where its own `json_schema` field binds.
 
 The suite's sampler is sent in full: Maskscope samples from softmax(logits / T) over the whole
 vocabulary, so top_k, top_p, min_p and the repeat penalty are turned off, where servers would
@@ -45,6 +47,11 @@ JSON_OBJECT = "json_object"  # {"type": "json_object", "schema": ...}: llama-cpp
 FORMS = (JSON_SCHEMA, JSON_OBJECT)
 
 _SAMPLER_OFF = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0}
+# The chosen token's logprob comes with one alternative: llama-server returns logprobs only
+# when it computes top-N probabilities with N > 0 (tools/server/server-context.cpp: `n_probs >
+# 0`; /v1/completions reads `logprobs` as n_probs, chat reads `top_logprobs`), where
+# llama-cpp-python's server gives the chosen token's with 0 too.
+_TOP_LOGPROBS = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +119,7 @@ def request_for(
             "response_format": response_format(form, compiled.schema),
         }
         if logprobs:
-            body |= {"logprobs": True, "top_logprobs": 0}
+            body |= {"logprobs": True, "top_logprobs": _TOP_LOGPROBS}
         return "/v1/chat/completions", body
     body["prompt"] = prompt
     if mode == GRAMMAR:
@@ -120,7 +127,7 @@ def request_for(
     else:
         body["response_format"] = response_format(form, compiled.schema)
     if logprobs:
-        body["logprobs"] = 0  # the chosen token's logprob, no alternatives
+        body["logprobs"] = _TOP_LOGPROBS
     return "/v1/completions", body
 
 
