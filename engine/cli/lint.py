@@ -22,7 +22,9 @@ from engine.settings import (
 if TYPE_CHECKING:
     from engine.engines.openai_profile import ProfileLint
     from engine.engines.report import EngineResult
+    from engine.engines.wrong import WrongInstances
     from engine.grammar.report import Unenforced
+    from engine.suite.format import Suite
     from engine.workbench.entries import Fix, Problem
     from engine.workbench.problems import Report
 
@@ -57,7 +59,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="warn when N is below the longest valid output (counted with the model's tokenizer)",
     )
     p.add_argument("--prompt-file", metavar="FILE", help="the prompt, for description-unseen")
-    p.add_argument("--model", metavar="GGUF", help="whose tokenizer counts the bound")
+    p.add_argument(
+        "--model", metavar="GGUF", help="whose tokenizer counts the bound (and feeds --suite)"
+    )
+    p.add_argument(
+        "--suite",
+        metavar="FILE.suite.json",
+        help="feed the suite's known-good and known-bad instances through each engine, as "
+        "check does; the ones it gets wrong are under each engine's `wrong`",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.add_argument(
         "--strict",
@@ -71,6 +81,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from engine.workbench.problems import collect  # compilers and llguidance: only when used
 
     text = read_limited(args.schema, "schema")
+    suite = _suite(args.suite)  # a bad suite file is one line before the slow part
     prompt = read_limited(args.prompt_file, "prompt") if args.prompt_file else ""
     # The bound is printed, or compared with --max-tokens; --json alone has no use for it.
     wanted = args.max_tokens is not None or not args.json
@@ -80,10 +91,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
         tokenize=tokenize, file=args.schema, root=args.root,
     )  # fmt: skip
     engines = _engines(report.bundled_text or text, report)
+    wrong = _wrong(report.bundled_text or text, suite, engines, args.model)
     if args.json:
-        print(json.dumps(report_json(report, engines), ensure_ascii=False))
+        print(json.dumps(report_json(report, engines, wrong), ensure_ascii=False))
     else:
-        print(_human(args.schema, args, report, engines))
+        print(_human(args.schema, args, report, engines, wrong))
     if report.errors() or report.compiled is None:
         return EXIT_BAD_INPUT
     if args.strict and any(p.kind in _WARNING_KINDS for p in report.problems):
@@ -116,9 +128,32 @@ def _engines(text: str, report: Report) -> tuple[EngineResult, ...]:
     return engines_report(text)
 
 
-def report_json(report: Report, engines: tuple[EngineResult, ...] = ()) -> dict[str, Any]:
+def _suite(path: str | None) -> Suite | None:
+    if path is None:
+        return None
+    from engine.suite.load import load_suite
+
+    return load_suite(path)
+
+
+def _wrong(
+    text: str, suite: Suite | None, engines: tuple[EngineResult, ...], model: str | None
+) -> dict[str, WrongInstances]:
+    """With --suite: per engine, the suite's instances it gets wrong (engine/engines/wrong.py)."""
+    if suite is None or not engines:
+        return {}
+    from engine.engines.wrong import wrong_instances
+
+    return wrong_instances(text, suite.instances, engines, model=model)
+
+
+def report_json(
+    report: Report,
+    engines: tuple[EngineResult, ...] = (),
+    wrong: dict[str, WrongInstances] | None = None,
+) -> dict[str, Any]:
     """The issue's shape: problems, unenforced, overconstrained, lints; and engines, keyed
-    by target id (empty for a schema no engine can read)."""
+    by target id (empty for a schema no engine can read), each with `wrong` with --suite."""
     return {
         "problems": [
             _place(p, {"severity": p.severity, "message": p.message})
@@ -128,11 +163,11 @@ def report_json(report: Report, engines: tuple[EngineResult, ...] = ()) -> dict[
         "unenforced": [_gap(p) for p in report.unenforced()],
         "overconstrained": [_gap(p) for p in report.overconstrained()],
         "lints": [_lint(p) for p in report.lints()],
-        "engines": {e.target: _engine(e) for e in engines},
+        "engines": {e.target: _engine(e, (wrong or {}).get(e.target)) for e in engines},
     }
 
 
-def _engine(result: EngineResult) -> dict[str, Any]:
+def _engine(result: EngineResult, wrong: WrongInstances | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "label": result.label,
         "engine": result.engine,
@@ -147,6 +182,10 @@ def _engine(result: EngineResult) -> dict[str, Any]:
             {**_skipped(lint), **({"fix": _fix(lint.fix)} if lint.fix is not None else {})}
             for lint in result.lints
         ]
+    if wrong is not None:
+        from engine.engines.wrong import wrong_json
+
+        out["wrong"] = wrong_json(wrong)
     return out
 
 
@@ -175,7 +214,11 @@ def _fix(fix: Fix) -> dict[str, Any]:
 
 
 def _human(
-    name: str, args: argparse.Namespace, report: Report, engines: tuple[EngineResult, ...]
+    name: str,
+    args: argparse.Namespace,
+    report: Report,
+    engines: tuple[EngineResult, ...],
+    wrong: dict[str, WrongInstances],
 ) -> str:
     lines = []
     for p in report.problems:
@@ -184,7 +227,10 @@ def _human(
         lines.append(f"{where}: {p.severity}: {p.message}{tag}")
     if engines:  # before the verdict, which stays the last line
         lines.append("Engines:")
-        lines += [f"  {_engine_line(e)}" for e in engines]
+        for e in engines:
+            lines.append(f"  {_engine_line(e)}")
+            if e.target in wrong:
+                lines.append(f"    suite instances: {_wrong_line(wrong[e.target])}")
     pair = f"{args.compiler} on {args.backend}"
     if report.runs:
         took = f" in {report.compile_ms:.0f} ms" if report.compile_ms is not None else ""
@@ -197,6 +243,12 @@ def _human(
     else:
         lines.append(f"✗ the schema cannot run ({pair})")
     return "\n".join(lines)
+
+
+def _wrong_line(wrong: WrongInstances) -> str:
+    from engine.engines.wrong import wrong_line
+
+    return wrong_line(wrong)
 
 
 def _engine_line(result: EngineResult) -> str:
