@@ -34,6 +34,10 @@ class Branching(QObject):
     sig_original = Signal(object)  # SavedRun: a run of the user's own ended; branches reset
     sig_pair = Signal(object, object)  # SavedRun, SavedRun: constrained, unconstrained
     sig_pair_state = Signal(str)  # which pass of the pair is running, for its view
+    sig_pair_first = Signal(object)  # SavedRun: the pair's run with the grammar, as it ends
+    # The pair's run without the grammar is about to start: it runs at full speed, since
+    # the demonstration is the run with the grammar (0.5 s a token made it 2 minutes).
+    sig_unpaced_run = Signal()
 
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
@@ -95,8 +99,10 @@ class Branching(QObject):
 
         def start() -> None:
             generation = dataclasses.replace(run_settings(constrained), constrained=False)
+            self.sig_unpaced_run.emit()
             if self.window.start_run(constrained.schema_text, constrained.prompt, generation):
                 self.sig_pair_state.emit("Running the same prompt and seed without the grammar…")
+                self.sig_pair_first.emit(constrained)  # shown while its partner runs
                 self._purpose = lambda free: self._paired(constrained, free)
 
         self._then = start

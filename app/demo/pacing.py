@@ -106,7 +106,13 @@ class Pacing(QObject):
         (self.pacer.pause if paused else self.pacer.resume)()
         self.pause_action.setEnabled(True)
 
+    def next_run_unpaced(self) -> None:
+        """The next run decodes at full speed, whatever Speed says; the run after it at
+        Speed again."""
+        self.pacer.set_delay(0.0)
+
     def run_ended(self) -> None:
+        self.pacer.set_delay(self.delay())  # after an unpaced run, Speed again
         self.pacer.resume()  # a Stop while paused must not leave the next run paused
         self.pause_action.blockSignals(True)
         self.pause_action.setChecked(False)

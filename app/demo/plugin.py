@@ -153,6 +153,8 @@ class Demonstration(QObject):
         b.sig_branch.connect(self._branch_made)
         b.sig_pair_state.connect(self._pair_state)
         b.sig_pair.connect(self._pair_made)
+        b.sig_pair_first.connect(self.side_by_side.show_constrained)
+        b.sig_unpaced_run.connect(self.pacing.next_run_unpaced)
         self.branches_view.sig_open.connect(w.show_run)
 
     def candidate_clicked(self, index: int, candidate: Candidate) -> None:

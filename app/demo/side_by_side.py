@@ -257,6 +257,10 @@ class SideBySideView(QWidget):
             return None
         return run.records[d.step - 1].output_chars if d.step > 0 else 0
 
+    def show_constrained(self, constrained: SavedRun) -> None:
+        """The run with the grammar, as soon as it ends; its partner is still running."""
+        self.constrained.show_run(constrained, None)
+
     def set_running(self, text: str) -> None:
         """A pass is under way, e.g. "Running the unconstrained pass…"; the previous pair
         is cleared, so that nothing stale reads as the new result. An empty text says no
