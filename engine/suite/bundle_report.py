@@ -198,6 +198,8 @@ def _sample(s: Sample) -> str:
         f"sample {s.index + 1} · seed {s.seed} · {s.n_tokens} tokens · "
         f"{s.result.finish_reason.label} · {s.latency_ms:.0f} ms"
     )
+    if s.queue_ms is not None:  # the server timed itself: its share and the wait apart
+        facts += f" (served in {s.service_ms:.0f} ms, queued {s.queue_ms:.0f} ms)"
     if s.server is not None and s.server.mean_logprob is not None:
         facts += f" · token logprob mean {s.server.mean_logprob:.3f} (from the server)"
     why = "".join(f"<li>{esc(f)}</li>" for f in s.failures)

@@ -94,6 +94,9 @@ class Thresholds:
     max_truncation: float | None = None  # share of samples cut off at max_tokens, 0..1
     min_field_accuracy: float | None = None  # share of expectations met, 0..1
     max_p95_latency_ms: float | None = None  # per object
+    # What that maximum holds: "service" (the time serving a sample, queueing left out) or
+    # "wall" (the request's whole wall time); engine/suite/metrics.py says how each is measured.
+    latency: str = "service"
 
 
 @dataclass(frozen=True, slots=True)

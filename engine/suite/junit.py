@@ -83,7 +83,8 @@ def _harness_testcase(parent: ET.Element, problems: list[str], classname: str) -
 def _properties(parent: ET.Element, summary: Summary) -> None:
     props = _sub(parent, "properties")
     for name in ("validity_rate", "truncation_rate", "field_accuracy", "mean_valid_mass",
-                 "min_valid_mass", "tokens_per_s", "latency_ms_p50", "latency_ms_p95"):  # fmt: skip
+                 "min_valid_mass", "tokens_per_s", "latency_ms_p50", "latency_ms_p95",
+                 "service_ms_p50", "service_ms_p95", "queue_ms_p50", "queue_ms_p95"):  # fmt: skip
         value = getattr(summary, name)
         _sub(props, "property", name=name, value="n/a" if value is None else f"{value:.6g}")
     for name in ("n_samples", "n_cases", "n_steps", "n_overruled", "n_forced", "n_runaway"):

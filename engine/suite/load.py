@@ -54,7 +54,8 @@ _KEYS = (
 _CASE_KEYS = ("id", "vars", "expected", "description")
 _INSTANCE_KEYS = ("data", "text", "valid", "description")
 _RATES = ("min_validity", "max_truncation", "min_field_accuracy")
-_THRESHOLD_KEYS = (*_RATES, "max_p95_latency_ms")
+_THRESHOLD_KEYS = (*_RATES, "max_p95_latency_ms", "latency")
+_LATENCIES = ("service", "wall")  # what max_p95_latency_ms holds (format.Thresholds)
 SAMPLES = Range(int, 1, 10_000)
 # Generation settings a suite may set; compiler and backend have their own top-level keys.
 _SETTINGS = {
@@ -111,6 +112,8 @@ def suite_to_json(suite: Suite) -> dict[str, Any]:
         out["cases_file"] = suite.cases_file
     out["instances"] = [_instance_json(instance) for instance in suite.instances]
     thresholds = {k: v for k, v in dataclasses.asdict(suite.thresholds).items() if v is not None}
+    if thresholds.get("latency") == _LATENCIES[0]:  # the default goes unsaid
+        del thresholds["latency"]
     if thresholds:
         out["thresholds"] = thresholds
     return out
@@ -385,6 +388,10 @@ class _Reader:
         self.keys(data, "$.thresholds", _THRESHOLD_KEYS)
         for name, value in data.items():
             where = f"$.thresholds.{name}"
+            if name == "latency":
+                if value not in _LATENCIES:
+                    raise self.fail(where, f'"service" or "wall", not {json.dumps(value)}')
+                continue
             if value is None:
                 continue
             if not _number(value):
@@ -393,7 +400,8 @@ class _Reader:
                 raise self.fail(where, f"a rate is from 0 to 1, not {value}")
             if name not in _RATES and value <= 0:
                 raise self.fail(where, f"a latency is more than 0 ms, not {value}")
-        return Thresholds(**{name: _float(value) for name, value in data.items()})
+        limits = {name: _float(value) for name, value in data.items() if name != "latency"}
+        return Thresholds(**limits, latency=data.get("latency", _LATENCIES[0]))
 
     # -- small checks ----------------------------------------------------------------------
 

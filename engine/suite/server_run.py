@@ -57,7 +57,7 @@ from engine.suite.server import (
     refuses_format,
     request_for,
 )
-from engine.suite.server_client import HttpRefusal, ServerClient, ServerUnreachable
+from engine.suite.server_client import HttpRefusal, Reply, ServerClient, ServerUnreachable
 from engine.suite.server_note import ServerNote
 from engine.suite.template import render_prompt
 
@@ -103,6 +103,7 @@ class _Reply:
     wall_ms: float
     error: BaseException | None = None
     retries: int = 0  # requests resent after a refused connection (nothing had been sent)
+    server_ms: float | None = None  # the server's own time on it, where it reports one
 
 
 def server_model(client: ServerClient) -> str:
@@ -251,14 +252,15 @@ class _ServerRunner:
 
     def _ask(self, plan: _Planned) -> _Reply:
         try:
-            answer, wall_ms, retries = self._request(plan)
-            return _Reply(plan, answer, wall_ms, retries=retries)
+            answer, reply = self._request(plan)
+            return _Reply(plan, answer, reply.wall_ms, None, reply.retries, served_ms(reply.data))
         except Exception as exc:  # carried to the main thread, which decides
             return _Reply(plan, None, 0.0, exc)
 
-    def _request(self, plan: _Planned) -> tuple[Answer, float, int]:
-        """The answer, the wall time of the request that answered, and the retries it took
-        (the client resends a POST only when its connection was refused)."""
+    def _request(self, plan: _Planned) -> tuple[Answer, Reply]:
+        """The answer, and the reply it came in: its wall time counts from when the request
+        that answered was sent, and its retries (the client resends a POST only when its
+        connection was refused)."""
         form = self.form
         try:
             reply = self.client.post(*self._body(plan, form))
@@ -276,7 +278,7 @@ class _ServerRunner:
                 if refuses_format(second):
                     raise self._refused(refusal, second) from None
                 raise
-        return read_answer(self.options.mode, reply.data), reply.wall_ms, reply.retries
+        return read_answer(self.options.mode, reply.data), reply
 
     def _body(self, plan: _Planned, form: str) -> tuple[str, dict]:
         return request_for(
@@ -317,6 +319,7 @@ class _ServerRunner:
             result=result,
             records=(),
             latency_ms=reply.wall_ms,
+            server_ms=reply.server_ms,
             fields=field_results(result, plan.case.expected),
             mean_valid_mass=None,
             min_valid_mass=None,
@@ -351,6 +354,21 @@ class _ServerRunner:
             reply.retries,
         )  # fmt: skip
         return result, note, pieces
+
+
+def served_ms(data: object) -> float | None:
+    """The time the server spent on a request by its own clock: llama-server's `timings`
+    (tools/server/server-common.cpp, server_slot_stats::to_json: prompt_ms from when its slot
+    took the task to the prompt's end, predicted_ms for the tokens after), so the wait for a
+    free slot is left out. None where the reply has no such numbers (llama-cpp-python's)."""
+    timings = data.get("timings") if isinstance(data, dict) else None
+    if not isinstance(timings, dict):
+        return None
+    parts = [timings.get("prompt_ms"), timings.get("predicted_ms")]
+    if not all(isinstance(p, int | float) and not isinstance(p, bool) for p in parts):
+        return None
+    total = float(parts[0]) + float(parts[1])
+    return total if 0.0 <= total < 1e12 else None
 
 
 def _finish(server_reason: str) -> FinishReason:

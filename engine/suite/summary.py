@@ -15,7 +15,10 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
 - "format", "version"; "suite": the suite's name; "passed"; "exit_code";
 - "metrics": n_samples, n_cases, validity_rate, truncation_rate, mean_valid_mass,
   min_valid_mass, n_steps, n_overruled, n_forced, fields_ok, fields_checked, field_accuracy,
-  n_tokens, tokens_per_s, latency_ms_p50, latency_ms_p95, n_runaway, n_errors, n_cancelled,
+  n_tokens, tokens_per_s, latency_ms_p50, latency_ms_p95 (wall time), service_ms_p50,
+  service_ms_p95, queue_ms_p50, queue_ms_p95, n_server_timed (engine/suite/metrics.py: the
+  time serving a sample and the time it waited; queue is null unless the server reported
+  its own times), n_runaway, n_errors, n_cancelled,
   wall_s, n_planned, n_failed_open, mean_logprob, min_logprob (a rate is null when there is
   nothing to divide by; n_steps, n_overruled, n_forced and the valid mass are null for a
   server run, the logprobs for a local one);
@@ -35,7 +38,8 @@ The JSON result (FORMAT, VERSION) holds these keys, kept stable across versions 
   steps back, so the window opens it from this file, as long as the cache holds it; null for a
   sample no suite runner made), and
   "metrics":
-  n_tokens, tokens_per_s, latency_ms, mean_valid_mass, min_valid_mass, n_overruled, n_forced,
+  n_tokens, tokens_per_s, latency_ms, service_ms, queue_ms, mean_valid_mass, min_valid_mass,
+  n_overruled, n_forced,
   whitespace_steps, longest_whitespace_run, longest_repeat, repeated_piece, runaway,
   runaway_reason, mean_logprob, min_logprob; a sample made on a server also has "server":
   {"failed_open" (why its output ignores the schema; empty when it does not), "grammar" (the
@@ -87,6 +91,7 @@ def _threshold_cells(verdict: Verdict) -> dict[str, str]:
     cells = {}
     for check in verdict.checks:
         _, attr, unit, side = THRESHOLDS[check.key]
+        attr = check.attr or attr
         state = "n/a" if check.measured is None else ("met" if check.passed else "missed")
         cells[attr] = f"{'≥' if side == 'min' else '≤'} {check.limit:g}{unit} {state}"
     return cells
@@ -96,6 +101,9 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
     bound = _threshold_cells(verdict)
     mass = f"{_fmt(s.mean_valid_mass)} / {_fmt(s.min_valid_mass)}"
     latency = f"{_fmt(s.latency_ms_p50)} / {_fmt(s.latency_ms_p95)}"
+    served = any(x.server is not None for x in s.samples)
+    # A local sample's service time is its latency: one row holds either threshold.
+    latency_bound = bound.get("latency_ms_p95", "" if served else bound.get("service_ms_p95", ""))
     return [
         _row("metric", "measured", "threshold"),
         _row("validity rate", _fmt(s.validity_rate), bound.get("validity_rate", "")),
@@ -113,9 +121,9 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
             bound.get("field_accuracy", ""),
         ),
         _row(f"tokens/s ({s.n_tokens} tokens)", _fmt(s.tokens_per_s)),
-        _row("latency ms per object p50 / p95", latency, bound.get("latency_ms_p95", "")),
+        _row("latency ms per object p50 / p95", latency, latency_bound),
         _row("runaway samples (whitespace or repetition)", str(s.n_runaway)),
-        *_server_rows(s),
+        *_server_rows(s, bound),
     ]
 
 
@@ -128,12 +136,18 @@ def _of_steps(s: Summary) -> str:
     return "" if s.n_steps is None else f" (of {s.n_steps})"
 
 
-def _server_rows(s: Summary) -> list[str]:
-    """The rows only a run on a server has."""
+def _server_rows(s: Summary, bound: dict[str, str]) -> list[str]:
+    """The rows only a run on a server has: the latency split into service and queue."""
     if not any(x.server is not None for x in s.samples):
         return []
     logprob = f"{_fmt(s.mean_logprob)} / {_fmt(s.min_logprob)}"
+    service = f"{_fmt(s.service_ms_p50)} / {_fmt(s.service_ms_p95)}"
+    queue = f"{_fmt(s.queue_ms_p50)} / {_fmt(s.queue_ms_p95)}"
+    # Without the server's timings, service is the request's own time, any wait inside it.
+    how = "server's own" if s.n_server_timed else "request's"
     return [
+        _row(f"  service ms p50 / p95 ({how})", service, bound.get("service_ms_p95", "")),
+        _row("  queue wait ms p50 / p95", queue),
         _row("token logprob mean / min (from the server)", logprob),
         _row("failed open (output ignores the schema)", str(s.n_failed_open)),
     ]
@@ -219,6 +233,11 @@ def _metrics_json(s: Summary) -> dict[str, Any]:
         "tokens_per_s": _rounded(s.tokens_per_s, 3),
         "latency_ms_p50": _rounded(s.latency_ms_p50, 3),
         "latency_ms_p95": _rounded(s.latency_ms_p95, 3),
+        "service_ms_p50": _rounded(s.service_ms_p50, 3),
+        "service_ms_p95": _rounded(s.service_ms_p95, 3),
+        "queue_ms_p50": _rounded(s.queue_ms_p50, 3),
+        "queue_ms_p95": _rounded(s.queue_ms_p95, 3),
+        "n_server_timed": s.n_server_timed,
         "n_runaway": s.n_runaway,
         "n_errors": s.n_errors,
         "n_cancelled": s.n_cancelled,
@@ -278,6 +297,8 @@ def sample_to_json(s: Sample) -> dict[str, Any]:
             "n_tokens": s.n_tokens,
             "tokens_per_s": _rounded(s.tokens_per_s, 3),
             "latency_ms": _rounded(s.latency_ms, 3),
+            "service_ms": _rounded(s.service_ms, 3),
+            "queue_ms": _rounded(s.queue_ms, 3),
             "mean_valid_mass": _rounded(s.mean_valid_mass),
             "min_valid_mass": _rounded(s.min_valid_mass),
             "n_overruled": s.n_overruled,

@@ -207,6 +207,10 @@ def test_response_format_falls_back_to_json_object(server, model):
         assert sample.valid, sample.failures
         assert set(sample.result.parsed) == {"currency"}
         assert not sample.failed_open
+        # No timings in this server's replies: service is the request's own time, the wait
+        # inside the server cannot be told apart (engine/suite/metrics.py).
+        assert sample.server_ms is None and sample.queue_ms is None
+        assert sample.service_ms == sample.latency_ms > 0
 
 
 def test_response_format_on_completions_is_caught_failing_open(server, suite_file, capsys):
