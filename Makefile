@@ -99,7 +99,7 @@ test: setup xgrammar sysdeps llama-server promptfoo
 	$(BIN)/lint-imports
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
 
-test-fast: setup xgrammar
+test-fast: setup xgrammar promptfoo
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow and not soak"
 
 # Minutes of back-to-back runs: memory and open files must stay flat (issue 13); long runs in
