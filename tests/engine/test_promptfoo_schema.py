@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from engine.suite.promptfoo import PROMPTFOO_VERSION
 from engine.suite.promptfoo_schema import promptfoo_schema
 
 NODE_MODULES = Path(__file__).resolve().parents[2] / "build" / "node" / "node_modules"
@@ -94,3 +95,10 @@ def test_a_property_named_like_a_keyword_is_kept():
     ready, notes = promptfoo_schema(schema)
     assert ready == schema and notes == ()
     assert _ajv(ready, [{"$schema": "a", "format": "x"}, {"format": "y"}]) == [True, False]
+
+
+def test_the_installed_promptfoo_is_the_one_the_bundle_names():
+    """The bundle's README says `npx promptfoo@PROMPTFOO_VERSION`: the tested one."""
+    pinned = json.loads((NODE_MODULES.parents[2] / "tools/promptfoo/package.json").read_text())
+    installed = json.loads((NODE_MODULES / "promptfoo/package.json").read_text())
+    assert pinned["dependencies"]["promptfoo"] == installed["version"] == PROMPTFOO_VERSION
