@@ -8,6 +8,7 @@ Nothing here touches the model; runs go through :class:`app.run.worker.RunContro
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
@@ -55,6 +56,7 @@ from engine.schema.parse import parse_schema
 from engine.settings import GenerationSettings, ModelSettings
 
 RUN_FILTER = "Maskscope run (*.json);;All files (*)"
+YOUR_RUN = "your run"  # a run of the editors' schema and prompt
 PANES_KEY = "panes"
 CHART_SPLITTER_KEY = "chart_splitter"
 OLD_SPLITTER_KEYS = ("main_splitter", "left_splitter", "right_splitter")
@@ -401,7 +403,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.auto_rerun.forget_edit()  # a replay's schema is not an edit to rerun
         self.prompt_pane.set_text(run.prompt)
         self._set_path(None)
-        self.show_run(run)
+        self.show_run(run, f"the saved run {Path(path).name}")
         made = run_settings(run)
         self.status.showMessage(
             f"Replaying a saved run of {run.model} ({made.compiler} compiler, "
@@ -410,8 +412,10 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         )
         return True
 
-    def show_run(self, run: SavedRun) -> None:
-        """Replay a run in the chart, output and timeline, leaving the editors alone."""
+    def show_run(self, run: SavedRun, subject: str = "a saved run") -> None:
+        """Replay a run in the chart, output and timeline, leaving the editors alone;
+        `subject` names it there and in the status bar."""
+        self.show_subject(subject)
         self.step_chart.clear()
         self.step_chart.set_temperature(run_settings(run).temperature)
         self.demo.run_shown(run_settings(run).temperature)
@@ -424,6 +428,12 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._model_name = run.model
         self._provenance = run.provenance
         self._on_finished(run.result, replay=True)
+
+    def show_subject(self, subject: str) -> None:
+        """Name the run on screen wherever it is drawn."""
+        self.step_chart.set_subject(subject)
+        self.output_view.set_subject(subject)
+        self.status.set_subject(subject)
 
     @property
     def run_inputs(self) -> tuple[str, str]:
@@ -472,11 +482,14 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         generation: GenerationSettings,
         forced: tuple[int, ...] = (),
         paused: bool = False,
+        subject: str = YOUR_RUN,
     ) -> bool:
         """Start a run on these inputs, which need not be the editors' (a branch runs on
-        its original's); `paused` waits for Step before the first token."""
+        its original's); `paused` waits for Step before the first token; `subject` names
+        the run in the chart, the output and the status bar."""
         if self.controller.running:
             return False
+        self.show_subject(subject)
         self.banner.hide()
         self.last_result = None
         self.last_error = None

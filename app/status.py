@@ -13,6 +13,9 @@ from engine.model.llama import ModelInfo
 class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # The run the chart and output show: yours, a branch, a replay, a suite sample.
+        self.subject_label = plain_label(QLabel("", self))
+        self.subject_label.setObjectName("statusSubject")
         self.model_label = plain_label(QLabel("model: not loaded", self))  # a file's name
         self.model_label.setObjectName("statusModel")
         self.gpu_label = QLabel("", self)
@@ -28,12 +31,16 @@ class StatusBar(QStatusBar):
         self.progress.setToolTip("Tokens generated so far, out of Max tokens")
         self.progress.hide()
         self.addPermanentWidget(self.progress)
-        for label in (self.model_label, self.gpu_label, self.speed_label):
+        for label in (self.subject_label, self.model_label, self.gpu_label, self.speed_label):
             self.addPermanentWidget(label)
         self._max_tokens = 0
         self._first_step_at = 0.0
         self._steps = 0
         self._error = ""  # the error message shown, cleared with its cause
+
+    def set_subject(self, text: str) -> None:
+        self.subject_label.setText(f"showing: {text}" if text else "")
+        self.subject_label.setToolTip("The run the chart and the output show" if text else "")
 
     def show_error(self, text: str) -> None:
         """A message that stays until clear_error(), not until a timeout."""

@@ -92,6 +92,7 @@ class StepChart(QWidget):
         self._follow = True  # keep showing the newest step while the run goes on
         self._temperature: float | None = None
         self._plain = False  # presentation mode's words
+        self._subject = ""  # the run shown, named in the title
 
         self.bars = CandidateBars(self)
         self.bar_plot = self.bars.plot
@@ -118,6 +119,7 @@ class StepChart(QWidget):
         top_layout.setContentsMargins(0, 0, 0, 0)
         top_layout.setSpacing(2)
         self.bars_title = QLabel(BARS_TITLE, top)
+        self.bars_title.setWordWrap(True)  # a branch's name may be long
         top_layout.addWidget(self.bars_title)
         top_layout.addWidget(self.legend)
         top_layout.addWidget(self.bars, 1)
@@ -172,11 +174,21 @@ class StepChart(QWidget):
         if not self._timer.isActive():
             self._timer.start()
 
+    def set_subject(self, text: str) -> None:
+        """Name the run shown in the chart's title: yours, a branch, a replay, a sample."""
+        self._subject = text
+        self._show_title()
+
+    def _show_title(self) -> None:
+        title = PLAIN_BARS_TITLE if self._plain else BARS_TITLE
+        subject = html.escape(self._subject, quote=False)
+        self.bars_title.setText(f"{title} · {subject}" if subject else title)
+
     def set_plain_language(self, on: bool) -> None:
         """Presentation mode: words for non-engineers, and the deepest dips labelled; the
         mass plot's ticks follow the application's (enlarged) font."""
         self._plain = on
-        self.bars_title.setText(PLAIN_BARS_TITLE if on else BARS_TITLE)
+        self._show_title()
         self.mass.set_plain_language(on, QApplication.font() if on else None)
         self.mass.set_annotate_dips(on)
         self.apply_theme()

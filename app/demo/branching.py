@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from engine.records import FinishReason
-from engine.runs.branches import BranchSet
+from engine.runs.branches import BranchSet, branch_name
 from engine.runs.saved import SavedRun, run_settings
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
+
+WITHOUT = "the same prompt and seed without the grammar"
 
 
 def token_text(run: SavedRun, index: int, token_id: int) -> str:
@@ -69,7 +71,10 @@ class Branching(QObject):
         text = token_text(origin, index, token_id)
         forced = (*(r.token_id for r in origin.records[:index]), token_id)
         generation = dataclasses.replace(run_settings(origin), constrained=True)
-        if not self.window.start_run(origin.schema_text, origin.prompt, generation, forced):
+        name = branch_name(len(self.branches) + 1, index, text)
+        if not self.window.start_run(
+            origin.schema_text, origin.prompt, generation, forced, subject=name
+        ):
             return False
         self._purpose = lambda run: self._keep(index, token_id, text, run)
         self.window.status.showMessage(
@@ -100,7 +105,9 @@ class Branching(QObject):
         def start() -> None:
             generation = dataclasses.replace(run_settings(constrained), constrained=False)
             self.sig_unpaced_run.emit()
-            if self.window.start_run(constrained.schema_text, constrained.prompt, generation):
+            if self.window.start_run(
+                constrained.schema_text, constrained.prompt, generation, subject=WITHOUT
+            ):
                 self.sig_pair_state.emit("Running the same prompt and seed without the grammar…")
                 self.sig_pair_first.emit(constrained)  # shown while its partner runs
                 self._purpose = lambda free: self._paired(constrained, free)
@@ -108,7 +115,8 @@ class Branching(QObject):
         self._then = start
 
     def _paired(self, constrained: SavedRun, free: SavedRun) -> None:
-        self.window.show_run(constrained)  # the main views go back to the grammar's run
+        # The main views go back to the grammar's run.
+        self.window.show_run(constrained, "your run, with the grammar")
         self.sig_pair.emit(constrained, free)
 
     # --- plumbing --------------------------------------------------------------------------

@@ -155,7 +155,13 @@ class Demonstration(QObject):
         b.sig_pair.connect(self._pair_made)
         b.sig_pair_first.connect(self.side_by_side.show_constrained)
         b.sig_unpaced_run.connect(self.pacing.next_run_unpaced)
-        self.branches_view.sig_open.connect(w.show_run)
+        self.branches_view.sig_open.connect(lambda run: w.show_run(run, self._name_of(run)))
+
+    def _name_of(self, run: object) -> str:
+        """A run of the Branches pane as it is listed there."""
+        branches = self.branching.branches
+        named = (b.name for b in branches if b.run is run)
+        return next(named, "the original run" if run is branches.original else "a saved run")
 
     def candidate_clicked(self, index: int, candidate: Candidate) -> None:
         """A valid candidate continues the run with it; a masked one is explained. A run

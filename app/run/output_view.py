@@ -63,6 +63,13 @@ class OutputView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Which run the output is of (yours, a branch, a replay, a suite sample): after a
+        # what-if the pane showed the branch with nothing to say it was not the original.
+        self.subject = QLabel("", self)
+        self.subject.setObjectName("outputSubject")
+        self.subject.setTextFormat(Qt.TextFormat.PlainText)  # token texts hold < and &
+        self.subject.setWordWrap(True)
+        self.subject.hide()
         self.badge = QLabel("no run yet", self)
         self.badge.setObjectName("verdictBadge")
         self.stale = QLabel("out of date", self)
@@ -129,6 +136,7 @@ class OutputView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(4)
+        layout.addWidget(self.subject)
         layout.addLayout(top)
         layout.addWidget(self.not_run)
         layout.addWidget(self.summary)
@@ -148,6 +156,11 @@ class OutputView(QWidget):
         QGuiApplication.styleHints().colorSchemeChanged.connect(self.apply_theme)
 
     # --- during a run ----------------------------------------------------------------------
+    def set_subject(self, text: str) -> None:
+        """Name the run shown ("Branch 1: step 5 → 'EUR'"); empty hides the name."""
+        self.subject.setText(f"Output of: {text}" if text else "")
+        self.subject.setVisible(bool(text))
+
     def start_run(self) -> None:
         self._clear()
         self.tabs.setCurrentWidget(self.raw)

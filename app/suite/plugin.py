@@ -290,12 +290,12 @@ class Suites(QObject):
 
     def open_sample(self, run: SavedRun, name: str = "") -> None:
         """A sample's run in the chart, output and timeline (the editors stay as they are)."""
-        self.window.show_run(run)
-        self.window.panes.show_pane("chart")
         source = self.pane.results.source
         title = self.pane.editor.title_name
         suite = f"the result file {source}" if source else f"the suite {title}"
         shown = f"{name} of {suite}" if name else f"a sample of {suite}"
+        self.window.show_run(run, shown)
+        self.window.panes.show_pane("chart")
         self.window.status.showMessage(f"Showing {shown} in the chart and output", 0)
 
     def _running(self, on: bool) -> None:
