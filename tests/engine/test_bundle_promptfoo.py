@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from engine.cli.main import main
-from engine.model.paths import default_model_path
+from tests.llama_cpp_python_server import LlamaCppPythonServer
 
 pytestmark = pytest.mark.slow  # a server process, promptfoo's node process
 
@@ -54,36 +50,14 @@ SUITE = {
 }  # fmt: skip
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def llama_cpp_python_server(tmp_path_factory) -> Iterator[str]:
-    """llama-cpp-python's own server (its [server] extra) on the default model."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("lcp") / "stderr.txt"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"]  # fmt: skip
-    with log.open("wb") as err:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    server = LlamaCppPythonServer(tmp_path_factory.mktemp("lcp") / "stderr.txt")
     try:
-        deadline = time.monotonic() + 180
-        while not _answers(url):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url
+        server.start()
+        yield server.url
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,7 @@ from __future__ import annotations
 
 import html
 import json
-import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +27,7 @@ from engine.suite.load import suite_from_json
 from engine.suite.server import ServerOptions, response_format
 from engine.suite.server_client import HttpRefusal, ServerClient
 from engine.suite.server_run import run_suite_on_server
+from tests.llama_cpp_python_server import LlamaCppPythonServer
 
 pytestmark = pytest.mark.slow  # a child process serving the model
 
@@ -58,66 +54,13 @@ SUITE = {
     ],
     "thresholds": {"min_validity": 0.5},
 }
-_START_S = 180
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
-class _Served:
-    """llama_cpp.server on the default model; started again if a test stopped it."""
-
-    def __init__(self, log: Path) -> None:
-        self.log, self.url, self.process = log, "", None
-
-    def start(self) -> None:
-        port = _free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        command = [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
-            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-        ]  # fmt: skip
-        with self.log.open("wb") as err:
-            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + _START_S
-        while not _answers(self.url):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                said = self.log.read_text(errors="replace")[-3000:]
-                self.stop()
-                pytest.fail(f"llama_cpp.server did not come up on {self.url}:\n{said}")
-            time.sleep(0.5)
-
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory) -> Iterator[_Served]:
+def served(tmp_path_factory) -> Iterator[LlamaCppPythonServer]:
     """One server for the module; never skipped: a server that does not come up fails the
     test with its own stderr."""
-    served = _Served(tmp_path_factory.mktemp("server") / "stderr.txt")
+    served = LlamaCppPythonServer(tmp_path_factory.mktemp("server") / "stderr.txt")
     try:
         served.start()
         yield served
