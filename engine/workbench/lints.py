@@ -7,6 +7,7 @@ import difflib
 import re
 from typing import Any
 
+from engine.grammar.gaps import gaps_of
 from engine.workbench.edits import add_member, append_item, remove_item, replace_value
 from engine.workbench.entries import Fix, Problem, TextEdit
 from engine.workbench.locate import Path, Spans, path_text
@@ -58,7 +59,7 @@ def lint(schema: Any, spans: Spans, compiler: str, prompt: str) -> list[Problem]
         written = not _NOT_WRITTEN.intersection(keywords_on(parts))
         if written:
             found += _no_unknown_exit(schema, spans, parts, node)
-            found += _unbounded(spans, parts, node)
+            found += _unbounded(spans, parts, node, compiler)
             found += _additional_implicit(spans, parts, node, compiler)
         found += _near_duplicates(spans, parts, node)
         found += _required_missing(spans, parts, node)
@@ -174,7 +175,7 @@ def _exit_edit(spans: Spans, at: Path, sub: Any) -> TextEdit:
 # -- unbounded ------------------------------------------------------------------------
 
 
-def _unbounded(spans: Spans, parts: Path, node: dict[str, Any]) -> list[Problem]:
+def _unbounded(spans: Spans, parts: Path, node: dict[str, Any], compiler: str) -> list[Problem]:
     types = _type_set(node)
     out = []
     if "string" in types and _free_string(node):
@@ -182,7 +183,7 @@ def _unbounded(spans: Spans, parts: Path, node: dict[str, Any]) -> list[Problem]
             "a string without `maxLength`: the model may write on until max_tokens cuts "
             "the output off, and a cut output is not valid JSON"
         )
-        fix = _bound_fix(spans, parts, "maxLength", _SUGGESTED_MAX_LENGTH)
+        fix, message = _honoured_fix(spans, parts, node, compiler, message)
         out.append(_lint(spans, "unbounded", parts, message, fix, _key_at(spans, parts, "type")))
     if "array" in types and "maxItems" not in node and not _closed_tuple(node):
         message = (
@@ -192,6 +193,23 @@ def _unbounded(spans: Spans, parts: Path, node: dict[str, Any]) -> list[Problem]
         fix = _bound_fix(spans, parts, "maxItems", _SUGGESTED_MAX_ITEMS)
         out.append(_lint(spans, "unbounded", parts, message, fix, _key_at(spans, parts, "type")))
     return out
+
+
+def _honoured_fix(
+    spans: Spans, parts: Path, node: dict[str, Any], compiler: str, message: str
+) -> tuple[Fix | None, str]:
+    """The maxLength fix, unless the chosen compiler would not enforce it (beside a
+    `format` or `pattern` it cannot bound): offering it made a new problem. Then the
+    message says so, and what bounds the string instead."""
+    gaps = gaps_of({**node, "maxLength": _SUGGESTED_MAX_LENGTH}, compiler)
+    lost = next((g for g in gaps or () if g.keyword == "maxLength"), None)
+    if lost is None:
+        return _bound_fix(spans, parts, "maxLength", _SUGGESTED_MAX_LENGTH), message
+    return None, (
+        f"{message}. The {compiler} compiler cannot add `maxLength` here ({lost.note}): "
+        "only Max tokens bounds this string. Raise Max tokens to cover it, or pick a "
+        "compiler that enforces both (the Engines pane compares them)"
+    )
 
 
 def _free_string(node: dict[str, Any]) -> bool:

@@ -273,3 +273,21 @@ def test_a_field_that_merely_ends_in_status_is_no_way_out() -> None:
     schema["properties"]["marital_status"] = {"enum": ["single", "married"]}
     schema["required"].append("marital_status")
     assert len(_lints(_pretty(schema), "no-unknown-exit")) == 1
+
+
+@pytest.mark.parametrize("compiler", ["maskscope", "xgrammar"])
+def test_no_length_fix_is_offered_where_the_compiler_would_not_enforce_it(compiler) -> None:
+    # issue 27, item 8: beside `format: email` the maxLength fix raised a new problem, the
+    # bound not enforced together with the format. Say so, and offer no such fix.
+    text = _pretty({"type": "string", "format": "email"})
+    (problem,) = _lints(text, "unbounded", compiler)
+    assert problem.fix is None
+    assert f"The {compiler} compiler cannot add `maxLength` here" in problem.message
+    assert "Max tokens" in problem.message
+
+
+def test_the_length_fix_stays_where_the_compiler_enforces_it_with_the_format() -> None:
+    text = _pretty({"type": "string", "format": "email"})
+    (problem,) = _lints(text, "unbounded", "llguidance")
+    fixed = _fixed(text, problem)
+    assert json.loads(fixed)["maxLength"] == 100
