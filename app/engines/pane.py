@@ -7,6 +7,11 @@ and how many keywords it leaves unenforced. Expanding a row lists them, and Open
 rules; a click (or Enter) selects the subschema concerned in the schema editor, and a rule
 with a fix offers it (button, context menu, Ctrl+.), applied as one undoable edit.
 
+With a suite open in the Suite pane, its known-good and known-bad instances then go through
+every engine that took the schema (app/engines/state.py `feed`, check's worker processes),
+and the Suite column counts those each engine gets wrong: a known-bad one it lets through, a
+known-good one it refuses. Expanding a row lists them with check's words on each.
+
 The pane is live as the Problems list is: 300 ms after the last edit the text goes to the
 report on a helper thread (app/engines/state.py). It checks only while it is shown (the
 report starts child processes: seconds of CPU), and catches up when it is shown again. A
@@ -16,7 +21,8 @@ report for older text is never shown over a newer one; the pane keeps only what 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QResizeEvent, QShowEvent
@@ -35,17 +41,19 @@ from PySide6.QtWidgets import (
 )
 
 from app.background import NewestOnly
-from app.engines.state import Outcome, check
+from app.engines.state import Outcome, check, feed
 from app.plain_text import literal_html
 from app.theme import chart_colors
 from app.workbench.problems_list import apply_edits, qt_length, severity_icon
 from app.workbench.schema_editor import CHECK_DELAY_MS
 from engine.engines.report import EngineResult
 from engine.engines.targets import TARGETS
+from engine.engines.wrong import WrongInstances, wrong_line
+from engine.suite.format import Instance
 from engine.workbench.entries import Fix
 from engine.workbench.locate import locate, path_parts
 
-COLUMNS = ("Target", "Compiles", "Unenforced", "Engine")
+COLUMNS = ("Target", "Compiles", "Unenforced", "Suite", "Engine")
 HEADER_TIPS = (
     "Where the schema may end up: the serving stack and the engine it constrains with. "
     "Enter (or +) opens a row; a click on a line under it selects that part of the schema",
@@ -53,12 +61,16 @@ HEADER_TIPS = (
     "the API refuse it). ✗: it refuses the schema; its own words are in the tooltip",
     "How many keywords of the schema the engine leaves unenforced: output may break them. "
     "Expand the row to see which",
+    "With a suite open: how many of its known instances the engine gets wrong (a known-bad "
+    "one let through, a known-good one refused), fed through its real engine as check "
+    "does. Expand the row to see which",
     "The engine and its installed version (for OpenAI: the date of the docs it follows)",
 )
 ENTRY = Qt.ItemDataRole.UserRole
 DETAIL = Qt.ItemDataRole.UserRole + 1  # a target row's detail line
 FIX_KEYS = QKeySequence("Ctrl+.")
-ENGINE_COLUMN = 3
+SUITE_COLUMN = 3
+ENGINE_COLUMN = 4
 WIDE_ENOUGH = 620  # pixels: the Engine column shows from this width of the pane
 
 
@@ -66,7 +78,7 @@ WIDE_ENOUGH = 620  # pixels: the Engine column shows from this width of the pane
 class Entry:
     """What a row stands for: a target, or one of its unenforced keywords or broken rules."""
 
-    kind: str  # "target", "unenforced" or "lint"
+    kind: str  # "target", "unenforced", "lint", or a suite instance "accepts" or "rejects"
     target: str
     path: str = "$"
     keyword: str = ""
@@ -106,11 +118,18 @@ def target_detail(result: EngineResult) -> str:
     return f"{head}. {tail[:1].upper()}{tail[1:]}." if tail else f"{head}."
 
 
+INSTANCE_KINDS = {"accepts": "Known-bad", "rejects": "Known-good"}
+
+
 def entry_text(entry: Entry) -> str:
+    if entry.kind in INSTANCE_KINDS:
+        return f"{INSTANCE_KINDS[entry.kind]} instance {entry.keyword} {entry.note}"
     return f"`{entry.keyword}` at {entry.path}: {entry.note}"
 
 
 def entry_detail(entry: Entry) -> str:
+    if entry.kind in INSTANCE_KINDS:
+        return f"{entry_text(entry)}. The instances are in the Suite pane's Instances tab."
     what = "breaks a rule of strict mode" if entry.kind == "lint" else "is not enforced"
     text = f"{entry.path}: `{entry.keyword}` {what}: {entry.note}."
     if entry.fix is not None:
@@ -124,10 +143,20 @@ class EnginesPane(QWidget):
     sig_shown = Signal()
     _sig_done = Signal(int, object)  # check number, Outcome
 
-    def __init__(self, editor: QPlainTextEdit, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        editor: QPlainTextEdit,
+        parent: QWidget | None = None,
+        instances: Callable[[], Sequence[Instance]] = tuple,
+    ) -> None:
+        """`instances()`: the open suite's known instances, read on the GUI thread at each
+        check (none: no suite column)."""
         super().__init__(parent)
         self.setObjectName("enginesPane")
         self._editor = editor
+        self._instances = instances
+        self._checked_instances: tuple[Instance, ...] = ()  # those of the last check
+        self.feeding = False  # the suite's instances are going through the engines
         self._number = 0  # of the last check asked for: an older one's outcome is dropped
         self._pending = False  # a check of the text now in the editor is running
         self._dirty = True  # the editor changed since the last check was asked for
@@ -213,7 +242,8 @@ class EnginesPane(QWidget):
         self._number += 1
         self._set_status(f"Checking {len(TARGETS)} engines…", None)
         self._update_fix()  # a fix's offsets are for the text checked before
-        self._checks.submit(self._number, self._editor.toPlainText())
+        self._checked_instances = tuple(self._instances())
+        self._checks.submit(self._number, self._editor.toPlainText(), self._checked_instances)
 
     def on_screen(self) -> bool:
         """Shown, and not a dock tab behind another (that one counts as visible to Qt)."""
@@ -227,6 +257,12 @@ class EnginesPane(QWidget):
     def _due(self) -> None:
         if self.on_screen():  # hidden since the edit: the check waits for the next show
             self.check_now()
+
+    def suite_changed(self) -> None:
+        """The open suite changed: checked again as after an edit if its instances did (an
+        edit of its cases or prompt changes nothing here)."""
+        if tuple(self._instances()) != self._checked_instances:
+            self._edited()
 
     def _edited(self) -> None:
         self._dirty = True
@@ -261,15 +297,25 @@ class EnginesPane(QWidget):
         super().showEvent(event)
         QTimer.singleShot(0, self.catch_up)  # once it has its place on screen
 
-    def _work(self, number: int, text: str) -> None:
+    def _work(self, number: int, text: str, instances: tuple[Instance, ...]) -> None:
         outcome = check(text)
+        if instances and outcome.results:
+            outcome = replace(outcome, feeding=len(instances))
         with contextlib.suppress(RuntimeError):  # the window closed meanwhile
             self._sig_done.emit(number, outcome)
+        if not outcome.feeding:
+            return
+        # Read across threads: a plain int, and a newer check only ever makes it larger.
+        fed = feed(text, instances, outcome, lambda: number != self._number)
+        if fed is not None:
+            with contextlib.suppress(RuntimeError):
+                self._sig_done.emit(number, fed)
 
     def _on_done(self, number: int, outcome: Outcome) -> None:
         if number != self._number:
             return  # a newer check is on its way
         self._pending = False
+        self.feeding = outcome.feeding > 0
         self._show(outcome)
         self.sig_shown.emit()
 
@@ -290,10 +336,14 @@ class EnginesPane(QWidget):
             return
         colors = chart_colors()
         icons = {"lint": severity_icon("error"), "unenforced": severity_icon("warning")}
+        icons |= dict.fromkeys(INSTANCE_KINDS, severity_icon("error"))
+        self.tree.setColumnHidden(SUITE_COLUMN, not suite_shown(outcome))
         restore: QTreeWidgetItem | None = None
         for result in outcome.results:
             item = self._target_item(result, colors.ok if result.compiles else colors.bad)
-            for entry in entries_of(result):
+            self._suite_cell(item, outcome, result.target)
+            wrong = (outcome.wrong or {}).get(result.target)
+            for entry in entries_of(result, wrong):
                 child = QTreeWidgetItem(item, [entry_text(entry)])
                 child.setIcon(0, icons[entry.kind])
                 child.setData(0, ENTRY, entry)
@@ -307,18 +357,17 @@ class EnginesPane(QWidget):
                 restore = item
         if restore is not None:
             self.tree.setCurrentItem(restore)
-        self._set_summary(outcome.results)
+        self._set_summary(outcome)
         self._update_fix()
         QTimer.singleShot(0, self._fit_columns)  # the counts' columns fit their new text
 
     def _target_item(self, result: EngineResult, color: QColor) -> QTreeWidgetItem:
         mark = "✓" if result.compiles else "✗"
-        item = QTreeWidgetItem(
-            self.tree, [result.label, mark, str(len(result.unenforced)), engine_text(result)]
-        )
+        cells = [result.label, mark, str(len(result.unenforced)), "", engine_text(result)]
+        item = QTreeWidgetItem(self.tree, cells)
         item.setData(0, ENTRY, Entry("target", result.target))
         item.setForeground(1, color)
-        for column in (1, 2):
+        for column in (1, 2, SUITE_COLUMN):
             item.setTextAlignment(column, Qt.AlignmentFlag.AlignCenter)
         detail = target_detail(result)
         item.setData(0, DETAIL, detail)
@@ -330,12 +379,42 @@ class EnginesPane(QWidget):
         )
         return item
 
-    def _set_summary(self, results: tuple[EngineResult, ...]) -> None:
+    def _suite_cell(self, item: QTreeWidgetItem, outcome: Outcome, target: str) -> None:
+        """The Suite column, and its line at the end of the row's detail and tooltip."""
+        if not suite_shown(outcome):
+            return
+        wrong = (outcome.wrong or {}).get(target)
+        if outcome.feeding:
+            cell, line = "…", f"feeding the suite's {outcome.feeding} instances…"
+        elif wrong is None:
+            cell, line = "?", f"not fed: {outcome.wrong_problem}"
+        elif wrong.skipped is not None:
+            cell, line = "–", wrong_line(wrong)
+        else:
+            count = len(wrong.accepts) + len(wrong.rejects)
+            cell, line = str(count), wrong_line(wrong)
+            item.setForeground(SUITE_COLUMN, chart_colors().bad if count else chart_colors().ok)
+        item.setText(SUITE_COLUMN, cell)
+        detail = f"{item.data(0, DETAIL)} Suite instances: {line}."
+        item.setData(0, DETAIL, detail)
+        tip = literal_html(f"{item.text(0)}\n{detail}")
+        for column in range(len(COLUMNS)):
+            item.setToolTip(column, tip)
+
+    def _set_summary(self, outcome: Outcome) -> None:
+        results = outcome.results
         ok = sum(r.compiles for r in results)
         skipped = sum(len(r.unenforced) for r in results)
         text = f"{ok} of {len(results)} take the schema"
         if skipped:
             text += f" · {skipped} unenforced keyword{'s' if skipped != 1 else ''} in all"
+        if outcome.feeding:
+            text += f" · feeding the suite's {outcome.feeding} instances…"
+        elif outcome.wrong_problem is not None:
+            text += f" · the suite's instances were not fed: {outcome.wrong_problem}"
+        elif outcome.wrong is not None:
+            wrong = sum(len(w.accepts) + len(w.rejects) for w in outcome.wrong.values())
+            text += f" · {wrong} wrong verdict{'s' if wrong != 1 else ''} on the suite's instances"
         self._set_status(text, "ok" if ok == len(results) else "warn")
 
     def _set_status(self, text: str, tone: str | None) -> None:
@@ -368,8 +447,8 @@ class EnginesPane(QWidget):
 
     def _go_to(self, item: QTreeWidgetItem) -> None:
         entry = entry_of(item)
-        if entry is not None and entry.kind != "target":
-            self.select_in_editor(entry.path)
+        if entry is not None and entry.kind not in ("target", *INSTANCE_KINDS):
+            self.select_in_editor(entry.path)  # an instance is in the Suite pane, not here
 
     def select_in_editor(self, path: str) -> bool:
         """Select the subschema at `path` in the editor's text as it is now; False if the
@@ -413,7 +492,7 @@ class EnginesPane(QWidget):
     def _context_menu(self, pos: QPoint) -> None:
         item = self.tree.itemAt(pos)
         entry = entry_of(item)
-        if entry is None or entry.kind == "target":
+        if entry is None or entry.kind in ("target", *INSTANCE_KINDS):
             return
         menu = QMenu(self)
         menu.addAction("Select in schema", lambda: self.select_in_editor(entry.path))
@@ -436,10 +515,21 @@ def entry_of(item: QTreeWidgetItem | None) -> Entry | None:
     return entry if isinstance(entry, Entry) else None
 
 
-def entries_of(result: EngineResult) -> list[Entry]:
-    """The rows under a target: its broken rules first (the API refuses for them), then the
-    keywords it leaves unenforced."""
+def suite_shown(outcome: Outcome) -> bool:
+    """A suite's instances went, or go, through the engines."""
+    return bool(outcome.feeding) or outcome.wrong is not None or outcome.wrong_problem is not None
+
+
+def entries_of(result: EngineResult, wrong: WrongInstances | None = None) -> list[Entry]:
+    """The rows under a target: the suite's instances it gets wrong, its broken rules (the
+    API refuses for them), then the keywords it leaves unenforced."""
+    found = (("accepts", wrong.accepts), ("rejects", wrong.rejects)) if wrong is not None else ()
     rows = [
+        Entry(kind, result.target, "", f"#{w.number}", _instance_note(w.description, w.note))
+        for kind, instances in found
+        for w in instances
+    ]
+    rows += [
         Entry("lint", result.target, lint.path, lint.keyword, lint.note, lint.fix)
         for lint in result.lints or ()
     ]
@@ -447,3 +537,8 @@ def entries_of(result: EngineResult) -> list[Entry]:
         Entry("unenforced", result.target, u.path, u.keyword, u.note) for u in result.unenforced
     ]
     return rows
+
+
+def _instance_note(description: str, note: str) -> str:
+    """As in: (two oneOf branches) accepted: the engine does not enforce `oneOf` at …"""
+    return f"({description}) {note}" if description else note

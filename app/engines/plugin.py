@@ -1,6 +1,7 @@
 """The Engines pane in the window: under the schema editor (tabbed with the prompt, as the
-Problems pane is), fed by the schema editor's text, and View > Go to Engines (Ctrl+Alt+E)
-to show it with the keyboard on its list. Installed by one call, install_engines(window);
+Problems pane is), fed by the schema editor's text and the known instances of the suite open
+in the Suite pane, and View > Go to Engines (Ctrl+Alt+E) to show it with the keyboard on its
+list. Installed by one call, install_engines(window);
 it reaches the window only through its public attributes and methods.
 """
 
@@ -12,6 +13,8 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 
 from app.engines.pane import EnginesPane
+from app.suite.instances_table import InstanceRow
+from engine.suite.format import Instance
 
 if TYPE_CHECKING:
     from app.main_window import MainWindow
@@ -23,7 +26,11 @@ class Engines(QObject):
     def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
-        self.pane = EnginesPane(window.schema_editor.editor)
+        suite = window.suites.pane.editor  # app/suite/plugin.py, installed before this
+        self.pane = EnginesPane(
+            window.schema_editor.editor, instances=lambda: suite_instances(suite.instances.rows)
+        )
+        suite.sig_changed.connect(self.pane.suite_changed)
         dock = window.add_pane(
             "engines", "Engines", self.pane, Qt.DockWidgetArea.LeftDockWidgetArea
         )
@@ -46,6 +53,15 @@ class Engines(QObject):
     def show(self) -> None:
         self.window.panes.show_pane("engines")
         self.pane.focus_list()
+
+
+def suite_instances(rows: list[InstanceRow]) -> tuple[Instance, ...]:
+    """The Instances tab's rows as the suite file will hold them: JSON data, or raw text."""
+    out = []
+    for row in rows:
+        found = row.to_json()
+        out.append(Instance(found["valid"], found.get("data"), found.get("text"), row.description))
+    return tuple(out)
 
 
 def install_engines(window: MainWindow) -> Engines:

@@ -10,8 +10,9 @@ worker that crashes or hangs costs that engine's cell, as in check.
 
 Wrong means against the suite's label: a known-bad instance the grammar let through
 (`accepts`), or a known-good one it refused (`rejects`). Each says how, in check's words:
-where the grammar refused it; or for one let through, whether the engine's report explains
-it (a keyword it says it does not enforce) or jsonschema too finds the instance valid.
+where the grammar refused it (the written instance with the spot marked ⟦here⟧); or, for
+one let through, whether the engine's report explains it (a keyword it says it does not
+enforce) or jsonschema too finds the instance valid.
 
 OpenAI has no local engine: its cell is skipped with the reason, as is an engine that does
 not take the schema (nothing to feed).
@@ -134,7 +135,7 @@ def _judged(verdicts: Sequence[Verdict]) -> WrongInstances:
         if v.label is False and v.accepted:
             accepts.append(WrongInstance(v.index + 1, v.description, _let_through(v)))
         elif v.label is True and not v.accepted:
-            rejects.append(WrongInstance(v.index + 1, v.description, v.where))
+            rejects.append(WrongInstance(v.index + 1, v.description, f"{v.where}: {v.excerpt()}"))
     return WrongInstances(tuple(accepts), tuple(rejects), len(verdicts))
 
 

@@ -15,7 +15,14 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidgetItem
 
-from app.engines.pane import EnginesPane, engine_text, entries_of, entry_of
+from app.engines.pane import (
+    COLUMNS,
+    ENGINE_COLUMN,
+    EnginesPane,
+    engine_text,
+    entries_of,
+    entry_of,
+)
 from app.engines.plugin import SHOW_KEYS
 from app.engines.state import Outcome
 from app.workbench.code_editor import CodeEditor
@@ -83,7 +90,7 @@ def test_one_row_per_target_as_the_report_has_it(qtbot, pane, report) -> None:
         assert item.text(0) == result.label
         assert item.text(1) == ("✓" if result.compiles else "✗")
         assert item.text(2) == str(len(result.unenforced))
-        assert item.text(3) == engine_text(result)
+        assert item.text(ENGINE_COLUMN) == engine_text(result)
         if result.message:
             assert json.dumps(result.message)[1:-1][:40] in json.dumps(item.toolTip(1))
         kids = [entry_of(item.child(i)) for i in range(item.childCount())]
@@ -100,7 +107,7 @@ def test_one_row_per_target_as_the_report_has_it(qtbot, pane, report) -> None:
     refused = next(t for t, r in report.items() if not r.compiles)
     pane.tree.setCurrentItem(shown[refused])
     assert report[refused].message in pane.detail.text()
-    for column in range(4):
+    for column in range(len(COLUMNS)):
         assert pane.tree.headerItem().toolTip(column)
 
 
