@@ -245,8 +245,12 @@ class ProblemsList(QWidget):
         self._update_buttons()
 
     def set_editors(self, schema: QPlainTextEdit, prompt: QPlainTextEdit | None = None) -> None:
-        """Where clicks jump to and fixes are applied (a fix's target names one of the two)."""
+        """Where clicks jump to and fixes are applied (a fix's target names one of the two).
+        Ctrl+. works in them too: a click on a row puts the cursor, and the focus, there."""
         self._schema_edit, self._prompt_edit = schema, prompt
+        for edit in (schema, prompt):
+            if edit is not None:
+                edit.addAction(self.fix_action)
 
     # --- contents --------------------------------------------------------------------------
     def set_problems(self, problems: Sequence[Problem]) -> None:

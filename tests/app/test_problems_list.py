@@ -186,3 +186,18 @@ def test_a_recheck_keeps_the_selected_problem(qtbot) -> None:
     assert pane.current() == moved[0]
     pane.set_problems(problems()[1:])  # fixed: gone from the list, and from the selection
     assert pane.current() is None
+
+
+def test_ctrl_period_applies_the_fix_from_the_editor_a_click_moved_to(qtbot) -> None:
+    # issue 27, item 10: a click on a row moves the focus to the editor, where Ctrl+. did
+    # nothing; it worked only while the Problems table had the focus.
+    pane, schema, _ = make(qtbot)
+    pane.show()
+    schema.show()
+    qtbot.waitExposed(schema)
+    _click(qtbot, pane, 2)  # unbounded: its fix is selected, the cursor in the editor
+    schema.activateWindow()
+    schema.setFocus()
+    qtbot.waitUntil(schema.hasFocus)
+    qtbot.keyClick(schema, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)
+    assert schema.toPlainText() == ADD_MAX.apply(SCHEMA)
