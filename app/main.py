@@ -66,6 +66,21 @@ def gui_thread_garbage_collector() -> object:
     return GarbageCollector(interval=1.0)
 
 
+def open_files(window: MainWindow, args: argparse.Namespace) -> bool:
+    """The files the command line names, in the window; False at the first unreadable one.
+    A schema opened without a prompt starts with an empty one: the stored draft's prompt
+    belongs to another schema (the last example's). Undo brings it back."""
+    opened = (
+        (not args.schema or window.open_schema(_absolute(args.schema)))
+        and (not args.prompt_file or window.open_prompt(args.prompt_file))
+        and (not args.open_run or window.open_run(args.open_run))
+        and (not args.open_result or window.suites.open_result(args.open_result))
+    )
+    if opened and args.schema and not (args.prompt_file or args.example or args.open_run):
+        window.prompt_pane.set_text("")
+    return opened
+
+
 def main_gui(args: argparse.Namespace) -> int:
     # The window loads llama.cpp as it opens: a build that would crash it is reported first.
     problem = build_problem()
@@ -88,12 +103,7 @@ def main_gui(args: argparse.Namespace) -> int:
     bug_report.install(window)
     if args.example:
         window.load_example(load_example(args.example))
-    opened = (
-        (not args.schema or window.open_schema(_absolute(args.schema)))
-        and (not args.prompt_file or window.open_prompt(args.prompt_file))
-        and (not args.open_run or window.open_run(args.open_run))
-        and (not args.open_result or window.suites.open_result(args.open_result))
-    )
+    opened = open_files(window, args)
     if not opened:  # unreadable file: the banner has the reason, stderr gets it too
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)
         window.close()  # ends the worker thread before Python tears Qt down

@@ -180,6 +180,14 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         file_menu = menu.addMenu("&File")
         self.file_menu = file_menu
         file_menu.addAction(
+            self._action(
+                "&New schema",
+                self.new_schema,
+                QKeySequence.StandardKey.New,
+                tip="An empty object schema and an empty prompt (Undo brings the old ones back)",
+            )
+        )
+        file_menu.addAction(
             self._action("&Open schema…", self.open_schema_dialog, QKeySequence.StandardKey.Open)
         )
         file_menu.addAction(
@@ -190,6 +198,9 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         )
         self.recent_menu = file_menu.addMenu("&Recent files")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("Open &prompt…", self.open_prompt_dialog))
+        file_menu.addAction(self._action("Save prompt a&s…", self.save_prompt_as))
         file_menu.addSeparator()
         self.save_run_action = self._action(
             "Save &run…",

@@ -28,6 +28,16 @@ if TYPE_CHECKING:
     from app.workbench.schema_editor import SchemaEditor
 
 SCHEMA_FILTER = "JSON Schema (*.json *.schema.json);;All files (*)"
+PROMPT_FILTER = "Text (*.txt *.md);;All files (*)"
+# File > New: an object that admits nothing yet, to add properties to.
+NEW_SCHEMA = """{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "properties": {},
+  "required": [],
+  "additionalProperties": false
+}
+"""
 
 
 class SchemaFiles:
@@ -136,6 +146,38 @@ class SchemaFiles:
         own = f" (its own settings: {own})" if own else ""
         self.status.showMessage(f"Loaded example “{example.title}”{own}{hint}", 8000)
 
+    def new_schema(self) -> bool:
+        """A blank object schema and an empty prompt, as undoable edits, named Untitled."""
+        if not self.may_replace_schema("starting a new schema"):
+            return False
+        self.schema_editor.set_text(NEW_SCHEMA)
+        self.schema_editor.editor.document().setModified(False)  # nothing of the user's yet
+        self.prompt_pane.set_text("")
+        self._set_path(None)
+        self.status.showMessage("New schema: Undo brings back the previous one", 8000)
+        return True
+
+    def open_prompt_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open prompt", "", PROMPT_FILTER)
+        if path:
+            self.open_prompt(path)
+
+    def save_prompt_as(self) -> bool:
+        path = self.ask_prompt_path()
+        if not path:
+            return False
+        try:
+            write_atomically(Path(path), self.prompt_pane.text())
+        except OSError as e:
+            self._report("Cannot save prompt", f"{path}: {e.strerror or e}")
+            return False
+        self.status.showMessage(f"Saved the prompt to {path}", 5000)
+        return True
+
+    def ask_prompt_path(self) -> str:
+        """Where Save prompt as writes, with .txt added to a bare name; tests patch it."""
+        return ask_save_path(self, "Save prompt as", "", PROMPT_FILTER, suffix=".txt")
+
     def open_schema_dialog(self) -> None:
         start = str(Path(self.current_path).parent) if self.current_path else ""
         path, _ = QFileDialog.getOpenFileName(self, "Open schema", start, SCHEMA_FILTER)
@@ -163,10 +205,11 @@ class SchemaFiles:
 
     def open_prompt(self, path: str) -> bool:
         try:
-            self.prompt_pane.set_text(Path(path).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            self._report("Cannot open prompt", f"{path}: {e}")
+            text = read_text(path, "prompt")
+        except MaskscopeError as e:
+            self._report("Cannot open prompt", e.message)
             return False
+        self.prompt_pane.set_text(text)  # undoable: Ctrl+Z brings the old prompt back
         return True
 
     def save_schema(self) -> bool:
