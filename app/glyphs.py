@@ -13,7 +13,7 @@ from __future__ import annotations
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QFont, QFontDatabase, QFontMetrics, QGuiApplication
 
-from engine.model.tokens import code_points, glyph_safe
+from engine.model.tokens import code_points, exact_piece, glyph_safe
 
 # Asking about a script that needs OpenType shaping (Devanagari) makes Qt try every
 # fallback font, and say for each one that lacks the script's tables "OpenType support
@@ -34,15 +34,27 @@ def drawable(ch: str, font: QFont | None = None) -> bool:
     return known
 
 
-def shown(text: str, font: QFont | None = None) -> str:
-    """The text, or its code points where a character has no glyph in `font`."""
-    return glyph_safe(text, lambda ch: drawable(ch, font))
+def shown(text: str, font: QFont | None = None, exact: str | None = None) -> str:
+    """The text, or its code points (of `exact`, the token's own text, when `text` is its
+    display form) where a character has no glyph in `font`."""
+    return glyph_safe(text, lambda ch: drawable(ch, font), exact)
 
 
-def quoted(text: str, font: QFont | None = None) -> str:
+def quoted(text: str, font: QFont | None = None, exact: str | None = None) -> str:
     """The text in quotes as repr writes it (hover texts), or its bare code points."""
-    safe = shown(text, font)
-    return safe if text and safe == code_points(text) else repr(safe)
+    safe = shown(text, font, exact)
+    return safe if text and safe == code_points(exact or text) else repr(safe)
+
+
+def shown_token(text: str, piece: str | None, font: QFont | None = None) -> str:
+    """shown, for a token's display text and its piece (whose code points are the true
+    ones: engine/model/tokens.py exact_piece)."""
+    return shown(text, font, exact_piece(text, piece))
+
+
+def quoted_token(text: str, piece: str | None, font: QFont | None = None) -> str:
+    """quoted, for a token's display text and its piece."""
+    return quoted(text, font, exact_piece(text, piece))
 
 
 def monospace() -> QFont:

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
 
 from app.glyphs import shown
-from engine.model.tokens import readable_piece
+from engine.model.tokens import exact_piece, readable_piece
 from engine.records import Candidate
 
 WHITESPACE_SYMBOLS = {" ": "␣", "\n": "↵", "\t": "⇥"}
@@ -74,7 +74,8 @@ class LabelMaker:
         key = (candidate.id, candidate.valid, candidate.text)
         label = self._cache.get(key)
         if label is None:
-            text = shown(visible_text(candidate), self._font)
+            exact = exact_piece(candidate.text, candidate.piece)
+            text = shown(visible_text(candidate), self._font, exact)
             text = text if candidate.valid else f"{MASKED_MARK}{text}"
             label = self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._width)
             self._cache[key] = label

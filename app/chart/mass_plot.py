@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.chart.dip_labels import DipLabels
-from app.glyphs import quoted
+from app.glyphs import quoted_token
 from app.theme import ChartColors, chart_colors
 from engine.records import StepRecord
 
@@ -74,7 +74,7 @@ def disagrees(record: StepRecord) -> bool:
 
 
 def mass_tooltip(record: StepRecord, n_steps: int) -> str:
-    token = html.escape(quoted(record.token_text), quote=False)
+    token = html.escape(quoted_token(record.token_text, record.token_piece), quote=False)
     text = (
         f"step <b>{record.step + 1}</b> of {n_steps} · chose <b>{token}</b><br>"
         f"valid mass {record.valid_mass:.4g} · raw entropy {record.entropy:.3g} nats"

@@ -33,8 +33,7 @@ from app.chart.candidate_bars import CandidateBars
 from app.chart.mass_plot import MIN_MASS_STEPS, MassPlot, mass_plot_span
 from app.chart.stale_overlay import StaleOverlay
 from app.chart.step_text import StepText
-from app.glyphs import quoted
-from app.glyphs import shown as glyph_shown
+from app.glyphs import quoted_token, shown_token
 from app.theme import ChartColors, chart_colors
 from engine.records import StepRecord
 
@@ -287,9 +286,10 @@ def _describe(record: StepRecord, n_steps: int) -> str:
         mass = f"≥ {mass} (exact to {record.valid_mass_bound:.1e})"
     n_valid = f"{record.n_valid}" if record.n_valid_exact else f"≥ {record.n_valid}"
     n_valid += " valid token" if record.n_valid == 1 else " valid tokens"
+    token = html.escape(quoted_token(record.token_text, record.token_piece))
     text = (
         f"step <b>{record.step + 1}</b> of {n_steps} · chose "
-        f"<b>{html.escape(quoted(record.token_text))}</b> · valid mass {mass} · "
+        f"<b>{token}</b> · valid mass {mass} · "
         f"{n_valid} · entropy {record.entropy:.2f} nats · "
         f"{record.forward_ms:.1f} ms forward + {record.mask_ms:.1f} ms mask"
     )
@@ -297,7 +297,7 @@ def _describe(record: StepRecord, n_steps: int) -> str:
     if d is not None and (d.n_only_primary or d.n_only_secondary):
 
         def examples(cands: tuple) -> str:
-            shown = ", ".join(html.escape(glyph_shown(c.text)) for c in cands[:4])
+            shown = ", ".join(html.escape(shown_token(c.text, c.piece)) for c in cands[:4])
             return f" (e.g. {shown})" if shown else ""
 
         # "llamacpp" names a backend and a compiler both: say which.

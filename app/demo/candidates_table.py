@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.demo.step_explained import Row, fmt
-from app.glyphs import shown
+from app.glyphs import shown_token
 from app.plain_text import literal_html
 from app.theme import chart_colors
 
@@ -109,7 +109,7 @@ class CandidatesTable(QTableWidget):
 
     def _items(self, row: Row, colors, plain: bool) -> list[QTableWidgetItem]:
         c = row.candidate
-        text = shown(c.text)  # code points where the fonts have no glyph, as in the chart
+        text = shown_token(c.text, c.piece)  # code points where no font has a glyph
         token = QTableWidgetItem(f"{text}{'   ← drawn' if row.chosen else ''}")
         before = _number(fmt(c.p_raw), c.p_raw, colors.raw_valid if c.valid else colors.raw_masked)
         if c.valid:

@@ -13,7 +13,7 @@ import html
 import re
 
 from app.demo.step_explained import StepExplained, fmt
-from app.glyphs import monospace, shown
+from app.glyphs import monospace, shown, shown_token
 from app.theme import chart_colors
 from engine.explain.forbidden import Forbidden
 
@@ -49,7 +49,7 @@ def output_html(step: StepExplained) -> str:
         "<pre style='white-space: pre-wrap; margin: 0'>"
         f"{html.escape(step.before)}"
         f"<span style='background: {_rgba(c.current_step, 0.35)}; font-weight: bold'>"
-        f"{html.escape(shown(text, monospace()))}</span>"
+        f"{html.escape(shown(text, monospace(), token))}</span>"
         f"<span style='color: {c.current_step.name()}'>▏</span>{tail}</pre>"
     )
 
@@ -78,7 +78,8 @@ def sum_html(step: StepExplained, plain: bool) -> str:
     if row is None or row.division is None:
         return text
     name = "its rescaled share" if plain else "P′"
-    token = code_html(f"`{row.candidate.text}`")
+    c = row.candidate
+    token = code_html(f"`{shown_token(c.text, c.piece, monospace())}`")
     written = html.escape(row.division.written())
     return f"{text}<br>{name} of {token} = P / ΣP = <b>{written}</b>"
 

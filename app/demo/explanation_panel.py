@@ -9,6 +9,7 @@ clicking a masked one explains why the grammar forbids it here (engine.explain.f
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -35,6 +36,7 @@ from app.demo.explanation_html import (
 )
 from app.demo.pipeline_view import PipelineView
 from app.demo.step_explained import Row, StepExplained, explain_step, plain_text
+from app.glyphs import monospace, shown_token
 from app.theme import chart_colors, is_dark
 from engine.explain.forbidden import explain_forbidden
 from engine.records import Candidate, StepRecord
@@ -189,7 +191,8 @@ class ExplanationPanel(QWidget):
         self.step = explain_step(records, index, n_vocab, temperature)
         self.schema = schema
         self.why = ""
-        token = code_html(f"`{self.step.record.token_text}`")
+        r = self.step.record
+        token = code_html(f"`{shown_token(r.token_text, r.token_piece, monospace())}`")
         self.title.setText(f"Step {index + 1} of {len(records)} · wrote {token}")
         for widget in self.content:
             widget.setVisible(True)
@@ -242,7 +245,9 @@ class ExplanationPanel(QWidget):
             return
         parts = explain_forbidden(self.step.record, candidate, self.step.before, self.schema)
         self.why = parts.text()
-        self.why_label.setText(why_html(parts))
+        # The chip shows the token's own code points where no font draws it (app/glyphs.py).
+        shown = shown_token(candidate.text, candidate.piece, monospace())
+        self.why_label.setText(why_html(dataclasses.replace(parts, token=shown)))
         self.why_label.setVisible(True)
 
     # --- copy and theme --------------------------------------------------------------------

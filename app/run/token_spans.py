@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from PySide6.QtGui import QColor, QTextCharFormat
 
-from app.glyphs import quoted
+from app.glyphs import quoted_token
 from engine.explain.marks import Mark, mark, model_top
 from engine.records import StepRecord
 
@@ -61,7 +61,7 @@ def step_tooltip(record: StepRecord, n_steps: int) -> str:
     kind = mark(record)
     # The text keeps the output as it is; the tooltip names a token the fonts cannot draw by
     # its code points (app/glyphs.py).
-    token = html.escape(quoted(record.token_text), quote=False)
+    token = html.escape(quoted_token(record.token_text, record.token_piece), quote=False)
     lines = [
         f"step <b>{record.step + 1}</b> of {n_steps} · chose <b>{token}</b>",
         f"valid mass <b>{record.valid_mass:.3g}</b> ({LEGEND_NAME})",
@@ -69,7 +69,8 @@ def step_tooltip(record: StepRecord, n_steps: int) -> str:
     ]
     top = model_top(record)
     if kind is Mark.OVERRULED and top is not None:
-        lines[-1] += f": it wanted <b>{html.escape(quoted(top.text), quote=False)}</b>"
+        wanted = html.escape(quoted_token(top.text, top.piece), quote=False)
+        lines[-1] += f": it wanted <b>{wanted}</b>"
     lines.append("<i>click to show this step in every panel</i>")
     return "<br>".join(lines)
 

@@ -81,13 +81,24 @@ def starts_with_mark(text: str) -> bool:
     return bool(text) and unicodedata.category(text[0]).startswith("M")
 
 
-def glyph_safe(text: str, drawable: Callable[[str], bool]) -> str:
+def glyph_safe(text: str, drawable: Callable[[str], bool], exact: str | None = None) -> str:
     """The text as it can be drawn: its code points if `drawable` says some character has no
     glyph (empty boxes would say nothing about which token it is), else the text itself,
-    with a dotted circle before a leading combining mark."""
+    with a dotted circle before a leading combining mark.
+
+    `exact` is the token's own text when `text` is its display form: the code points are
+    then the token's, U+0020 for a space rather than U+2423 for the ␣ that shows it.
+    """
     if any(unicodedata.category(ch) not in _NO_GLYPH and not drawable(ch) for ch in text):
-        return code_points(text)
+        return code_points(exact or text)
     return DOTTED_CIRCLE + text if starts_with_mark(text) else text
+
+
+def exact_piece(text: str, piece: str | None) -> str | None:
+    """A token's piece where its display text is just that piece made readable, for
+    glyph_safe's `exact`; None where the display shows more than the piece holds (bytes of a
+    split character: the piece has U+FFFD there) or there is no piece."""
+    return piece if piece and readable_piece(piece.encode("utf-8")) == text else None
 
 
 def likely_drawable(ch: str) -> bool:

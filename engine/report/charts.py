@@ -59,7 +59,7 @@ def _x_center(index: int, n: int) -> float:
 def _tip(r: StepRecord, what: str) -> str:
     m = mark(r)
     note = "" if m is Mark.FREE else f" · {m.value}"
-    return escape(f"step {r.step + 1}: {tip_token(r.token_text)} · {what}{note}")
+    return escape(f"step {r.step + 1}: {tip_token(r.token_text, r.token_piece)} · {what}{note}")
 
 
 def mass_chart(records: Sequence[StepRecord]) -> str:

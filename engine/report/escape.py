@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 
-from engine.model.tokens import code_points, glyph_safe, likely_drawable
+from engine.model.tokens import code_points, exact_piece, glyph_safe, likely_drawable
 
 
 def escape(text: object) -> str:
@@ -14,25 +14,33 @@ def escape(text: object) -> str:
     return html.escape(str(text), quote=True).replace("{", "&#123;").replace("}", "&#125;")
 
 
-def shown_token(text: str) -> str:
-    """A token's text as the report shows it, before escaping: its code points where no font
-    is likely to draw it, a dotted circle before a leading combining mark (the rule, and why
-    it cannot ask a font as the window does: engine/model/tokens.py likely_drawable)."""
-    return glyph_safe(text, likely_drawable)
+def shown_token(text: str, piece: str | None = None) -> str:
+    """A token's text as the report shows it, before escaping: its code points (its piece's,
+    when known) where no font is likely to draw it, a dotted circle before a leading
+    combining mark. The rule, and why it cannot ask a font as the window does:
+    engine/model/tokens.py likely_drawable."""
+    return glyph_safe(text, likely_drawable, exact_piece(text, piece))
 
 
-def token_title(text: str) -> str:
-    """A title attribute that gives a token's code points on hover when it holds anything
-    beyond ASCII: the reader's fonts may lack its script, and boxes would not say which
-    characters they stand for. Empty for ASCII, which every font draws, and for a token
-    shown as its code points already."""
-    if text.isascii() or shown_token(text) == code_points(text):
+def hover_code_points(text: str, piece: str | None = None) -> str:
+    """The code points a reader gets on hovering a token beyond ASCII, since their fonts may
+    lack its script and boxes would not say which characters they stand for; empty for
+    ASCII, which every font draws (␣ is the display form of a space), and for a token shown
+    as its code points already."""
+    exact = exact_piece(text, piece) or text
+    if all(ch.isascii() or ch == "␣" for ch in exact):
         return ""
-    return f' title="{code_points(text)}"'
+    points = code_points(exact)
+    return "" if shown_token(text, piece) == points else points
 
 
-def tip_token(text: str) -> str:
-    """A token in a hover text: as shown_token, and with its code points after it when it
-    holds anything beyond ASCII (see token_title)."""
-    safe = shown_token(text)
-    return safe if text.isascii() or safe == code_points(text) else f"{safe} ({code_points(text)})"
+def token_title(text: str, piece: str | None = None) -> str:
+    """A title attribute with hover_code_points, or nothing."""
+    points = hover_code_points(text, piece)
+    return f' title="{points}"' if points else ""
+
+
+def tip_token(text: str, piece: str | None = None) -> str:
+    """A token in a hover text: shown_token, then its hover_code_points in brackets."""
+    points = hover_code_points(text, piece)
+    return f"{shown_token(text, piece)} ({points})" if points else shown_token(text, piece)

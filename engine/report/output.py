@@ -37,7 +37,8 @@ def _span(r: StepRecord) -> str:
     m = mark(r)
     alpha = _MOST * (1 - max(0.0, min(1.0, r.valid_mass)))
     note = "" if m is Mark.FREE else f" · {m.value}"
-    tip = f"step {r.step + 1}: {tip_token(r.token_text)} · valid mass {r.valid_mass:.3g}{note}"
+    said = tip_token(r.token_text, r.token_piece)
+    tip = f"step {r.step + 1}: {said} · valid mass {r.valid_mass:.3g}{note}"
     return (
         f'<a class="t {m.value}" href="#step-{r.step + 1}" title="{escape(tip)}" '
         f'style="background:rgba({_SHADE},{alpha:.2f})">{escape(r.token_piece)}</a>'

@@ -164,7 +164,7 @@ def _stats(run: SavedRun) -> str:
         f'<p class="stats">{len(marks)} steps: <b>{marks.count(Mark.FORCED)}</b> forced by the '
         f"grammar, <b>{marks.count(Mark.OVERRULED)}</b> where it overruled the model's top "
         f"choice; the lowest valid mass is <b>{low.valid_mass:.3g}</b> at step {low.step + 1} "
-        f"({token(low.token_text)}).</p>"
+        f"({token(low.token_text, low.token_piece)}).</p>"
     )
 
 

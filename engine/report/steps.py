@@ -24,8 +24,10 @@ def step_table(records: Sequence[StepRecord], n_vocab: int | None) -> str:
     return f'<div class="steps">{HEAD}{rows}</div>'
 
 
-def token(text: str) -> str:
-    return f'<span class="tok"{token_title(text)}>{escape(shown_token(text))}</span>'
+def token(text: str, piece: str | None = None) -> str:
+    """A token as a chip; `piece`, its exact text, gives the true code points (U+0020 for
+    the ␣ that shows a space)."""
+    return f'<span class="tok"{token_title(text, piece)}>{escape(shown_token(text, piece))}</span>'
 
 
 def _step(r: StepRecord, n_vocab: int | None) -> str:
@@ -34,7 +36,7 @@ def _step(r: StepRecord, n_vocab: int | None) -> str:
     width = max(0.0, min(1.0, r.valid_mass)) * 60
     summary = (
         f'<summary class="row"><span class="stepno num">{r.step + 1}</span>'
-        f"<span>{token(r.token_text)}</span>"
+        f"<span>{token(r.token_text, r.token_piece)}</span>"
         f'<span class="mark {m.value}" title="{escape(m.label)}">{_MARK_WORD[m]}</span>'
         f'<span class="massbar"><i style="width:{width:.0f}px"></i>'
         f'<span class="num">{r.valid_mass:.3g}</span></span>'
@@ -53,7 +55,7 @@ def _chips(candidates: Sequence[Candidate], raw: bool) -> str:
         masked = raw and not c.valid
         cls = "cand masked" if masked else "cand"
         tip = ' title="masked out by the grammar"' if masked else ""
-        chips.append(f'<span class="{cls}"{tip}>{token(c.text)} <b>{p:.3f}</b></span>')
+        chips.append(f'<span class="{cls}"{tip}>{token(c.text, c.piece)} <b>{p:.3f}</b></span>')
     return f'<span class="cands">{"".join(chips)}</span>'
 
 
@@ -114,7 +116,7 @@ def _candidates_table(title: str, candidates: Sequence[Candidate], chosen: int, 
     rows = []
     for i, c in enumerate(candidates, 1):
         cls = " ".join(k for k, on in (("masked", not c.valid), ("chosen", c.id == chosen)) if on)
-        cells = f"<td>{i}</td><td>{token(c.text)}</td>"
+        cells = f"<td>{i}</td><td>{token(c.text, c.piece)}</td>"
         if logits:
             cells += f'<td class="num">{"" if c.logit is None else f"{c.logit:.2f}"}</td>'
         if raw:

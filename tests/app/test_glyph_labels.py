@@ -49,9 +49,10 @@ has_han = pytest.mark.skipif(not _fonts_for("zh"), reason="needs a font for Chin
 @has_han
 def test_chart_labels_show_code_points_and_keep_the_masked_mark(qtbot) -> None:
     maker = LabelMaker(QFont(), 400)  # wide enough for nothing to be cut
-    masked, valid, han = candidates(("✗" + VIRAMA_BHA, BHA_AA, HAN))
+    masked, valid, han, spaced = candidates(("✗" + VIRAMA_BHA, BHA_AA, HAN, " " + BHA_AA))
     assert maker.label(masked) == "✗U+094D U+092D"
     assert maker.label(valid) == "U+092D U+093E"
+    assert maker.label(spaced) == "U+0020 U+092D U+093E"  # the space's, not the ␣ shown for it
     assert maker.label(han) == HAN  # drawn by a fallback font (Droid Sans Fallback): its text
     # In the chart, code points are cut to the label column like any long token (about 12
     # characters), the ✗ first; the bar's tooltip gives them all.
@@ -85,13 +86,16 @@ def test_the_explanation_shows_code_points(qtbot) -> None:
     panel.resize(900, 700)
     panel.show()
     qtbot.waitExposed(panel)
-    records = [make_record(0, (VIRAMA_BHA, "b", "✗" + BHA_AA))]
+    records = [make_record(0, (" " + VIRAMA_BHA, "b", "✗ " + BHA_AA))]
     panel.show_step(records, 0, 262_144, 1.0, None)
-    assert "U+094D U+092D" in panel.title.text()
-    assert "U+094D U+092D" in panel.output.toPlainText()
+    assert "U+0020 U+094D U+092D" in panel.title.text()
+    assert "U+0020 U+094D U+092D" in panel.output.toPlainText()
     assert "U+094D U+092D" in panel.chosen_label.text()
     assert VIRAMA_BHA not in panel.title.text() + panel.output.toPlainText()
-    assert [panel.table.item(i, 0).text() for i in range(3)][2] == "U+092D U+093E"
+    assert panel.table.item(2, 0).text() == "U+0020 U+092D U+093E"
+    panel.show_why(records[0].top_raw[2])
+    why = panel.why_label.text()
+    assert "U+0020 U+092D U+093E" in why and BHA_AA not in why
 
 
 @no_devanagari
@@ -101,14 +105,14 @@ def test_the_timeline_tooltip_shows_code_points(qtbot) -> None:
     view.resize(520, 360)
     view.show()
     qtbot.waitExposed(view)
-    records = [make_record(0, ("a", "b")), make_record(1, (VIRAMA_BHA, "b"))]
+    records = [make_record(0, ("a", "b")), make_record(1, (" " + VIRAMA_BHA, "b"))]
     view.start_run()
     for r in records:
         view.append_record(r)
     view._flush()  # what the flush timer runs
     center = view.raw.span_rects(*view.raw.span(1))[0].center().toPoint()
     tip = view.raw.tooltip_at(center)
-    assert "chose <b>U+094D U+092D</b>" in tip
+    assert "chose <b>U+0020 U+094D U+092D</b>" in tip
     assert step_tooltip(records[0], 2).count("'a'") == 1  # a drawable token keeps its quotes
-    assert view.raw.toPlainText() == "a" + VIRAMA_BHA  # the output text itself is kept
+    assert view.raw.toPlainText() == "a " + VIRAMA_BHA  # the output text itself is kept
     assert view.raw.tooltip_at(QPoint(-50, -50)) == ""

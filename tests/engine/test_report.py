@@ -140,6 +140,7 @@ def test_tokens_no_font_is_likely_to_draw_show_their_code_points(run):
     cands = (
         dataclasses.replace(run.records[6].top_raw[0], text="\u094d\u092d"),
         dataclasses.replace(run.records[6].top_raw[1], text="\u0301"),
+        dataclasses.replace(run.records[6].top_raw[2], text="␣\u092d", piece=" \u092d"),
     )
     step = dataclasses.replace(
         run.records[6], token_text="\ue000", token_piece="\ue000", top_raw=cands
@@ -151,5 +152,6 @@ def test_tokens_no_font_is_likely_to_draw_show_their_code_points(run):
     assert '<span class="tok">U+E000</span>' in row
     assert '<span class="tok" title="U+094D U+092D">\u25cc\u094d\u092d</span>' in row
     assert '<span class="tok" title="U+0301">\u25cc\u0301</span>' in row
+    assert '<span class="tok" title="U+0020 U+092D">␣\u092d</span>' in row  # the piece's
     assert 'title="step 7: U+E000 · valid mass' in page  # the output's hover text
     assert "<title>step 7: U+E000 · " in page  # the charts'

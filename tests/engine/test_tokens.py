@@ -1,4 +1,10 @@
-from engine.model.tokens import code_points, glyph_safe, likely_drawable, readable_piece
+from engine.model.tokens import (
+    code_points,
+    exact_piece,
+    glyph_safe,
+    likely_drawable,
+    readable_piece,
+)
 
 
 def test_whitespace_and_control_bytes_are_visible():
@@ -42,3 +48,12 @@ def test_the_reports_rule_distrusts_private_use_unassigned_and_surrogates():
     assert [likely_drawable(ch) for ch in ("\ue000", "\U000e0080", "\ud800")] == [False] * 3
     # Scripts are left to the reader's browser and its fallback fonts.
     assert all(likely_drawable(ch) for ch in "a\u092d\u4e2d\u0301")
+
+
+def test_code_points_are_the_tokens_own_not_its_display_forms():
+    assert glyph_safe("␣\u092d", lambda ch: ch.isascii(), exact=" \u092d") == "U+0020 U+092D"
+    assert exact_piece("␣\u092d", " \u092d") == " \u092d"
+    assert exact_piece("\\n", "\n") == "\n"
+    # The display spells bytes of a split character that the piece holds only as U+FFFD.
+    assert exact_piece("<0xE0><0xA4>", "\ufffd") is None
+    assert exact_piece("a", None) is None
