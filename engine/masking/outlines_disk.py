@@ -11,8 +11,11 @@ the Index (the bytes its `__reduce__` hands to pickle, read back with `Index.fro
 so nothing in the cache is unpickled. A file that is truncated or corrupt fails the digest
 and is ignored (the Index is built again and the file replaced); a read-only or full disk
 costs only the cache. Files are written aside and renamed into place, so a reader never
-sees half of one, and the oldest are deleted past KEPT_FILES or KEPT_BYTES: one Index over
-262,144 tokens takes from about 0.5 MB (an enum) to hundreds of MB (long strings).
+sees half of one, and the least recently used are deleted past KEPT_FILES or KEPT_BYTES. An
+Index over 262,144 tokens is large: the bundled currency example's 1 KB, person's 139 MB,
+invoice's 726 MB (built in 0.4, 8 and 30 s on 2 busy cores; read back in 0.003, 1.2 and
+3.3 s). zlib at level 1 shrank person's only to 81 MB for 2 s more
+per write, so the bytes are stored as they are.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ class IndexDisk:
     def write(self, key: str, index: outlines_core.Index) -> None:
         """Store `index` under `key`, then delete the oldest files past the bounds."""
         payload = _binary(index)
+        if len(payload) > KEPT_BYTES:
+            return  # it would only push the others out and then go itself
         path = self.path(key)
         partial = path.with_name(f"{key}.{os.getpid()}.{threading.get_ident()}.partial")
         try:

@@ -163,3 +163,10 @@ def test_the_child_is_killed_when_the_last_waiter_stops(model, disk):
     assert _gone(child), "the child still builds with nobody waiting"
     assert str(ends[1]) == "the outlines index was not built: stopped"
     assert not list(disk.folder.glob("*.index"))  # nothing half-built was kept
+
+
+def test_an_index_larger_than_the_bound_is_not_written(model, disk, builds, monkeypatch):
+    # It would push out every other file and then be pruned itself.
+    monkeypatch.setattr("engine.masking.outlines_disk.KEPT_BYTES", 1000)
+    index_for(_fresh(), vocabulary_for(model))
+    assert len(builds) == 1 and not disk.folder.exists()  # not even written and pruned
