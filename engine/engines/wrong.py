@@ -67,7 +67,7 @@ def wrong_instances(
 ) -> dict[str, WrongInstances]:
     """Per target of `results` (the engines report of `text`), the instances it gets wrong.
     `model`: the GGUF whose vocabulary the workers load (the default model's by default).
-    `should_stop()` is asked between engines: True ends the workers and returns None."""
+    `should_stop()` is asked between engines: True ends the workers and returns {}."""
     from engine.suite.instances import check_case
 
     results = tuple(results)
