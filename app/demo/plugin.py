@@ -23,6 +23,7 @@ from app.demo.exports import ask_and_export_report
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
 from app.demo.side_by_side import SideBySideView
+from app.run.freshness import Freshness
 from app.shell.files import ask_save_path
 from engine.errors import MaskscopeError
 from engine.records import StepRecord
@@ -154,6 +155,16 @@ class Demonstration(QObject):
         b.sig_pair_state.connect(self._pair_state)
         b.sig_pair.connect(self._pair_made)
         b.sig_pair_first.connect(self.side_by_side.show_constrained)
+        # The comparison is of the inputs it started with: an edit after it marks it out of
+        # date, as the output and chart are (it kept an old comparison with no word).
+        self._pair_inputs: dict[str, object] | None = None
+        self.pair_freshness = Freshness(self._inputs_now, (self.side_by_side,), self)
+        for changed in (
+            w.schema_editor.editor.textChanged,
+            w.prompt_pane.editor.textChanged,
+            w.settings_panel.sig_generation_changed,
+        ):
+            changed.connect(self.pair_freshness.changed)
         b.sig_unpaced_run.connect(self.pacing.next_run_unpaced)
         self.branches_view.sig_open.connect(lambda run: w.show_run(run, self._name_of(run)))
 
@@ -204,7 +215,12 @@ class Demonstration(QObject):
         self.branches_view.add_branch(branch)
         self.window.panes.show_pane("branches")
 
+    def _inputs_now(self) -> dict[str, object]:
+        return self.window.routing.inputs_now()
+
     def _pair_state(self, text: str) -> None:
+        if text.startswith("Running with the grammar"):  # the pair's inputs are these
+            self._pair_inputs = self._inputs_now()
         if text:
             self.side_by_side.set_running(text)
             self.window.panes.show_pane("unconstrained")
@@ -213,6 +229,8 @@ class Demonstration(QObject):
 
     def _pair_made(self, constrained: object, free: object) -> None:
         self.side_by_side.show_pair(constrained, free)
+        if self._pair_inputs is not None:
+            self.pair_freshness.ran(self._pair_inputs)
         self.window.panes.show_pane("unconstrained")
         self.window.status.showMessage(
             "With and without the grammar, side by side in the Unconstrained pane", 0

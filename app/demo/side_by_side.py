@@ -180,6 +180,10 @@ class SideBySideView(QWidget):
         self.status = QLabel(EMPTY, self)
         self.status.setObjectName("sideBySideStatus")
         self.status.setWordWrap(True)
+        self.stale = QLabel("out of date", self)
+        self.stale.setObjectName("sideBySideStale")
+        self.stale.setStyleSheet(f"color: {chart_colors().warn.name()}; font-style: italic;")
+        self.stale.hide()
         self.busy = QProgressBar(self)
         self.busy.setRange(0, 0)  # no known length: a moving bar while the pass runs
         self.busy.setMaximumHeight(6)
@@ -215,6 +219,7 @@ class SideBySideView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(QLabel("<b>Constrained against unconstrained</b>", self))
         layout.addWidget(self.status)
+        layout.addWidget(self.stale)
         layout.addWidget(self.busy)
         layout.addLayout(grid, 3)
         layout.addWidget(self.legend)
@@ -257,6 +262,11 @@ class SideBySideView(QWidget):
             return None
         return run.records[d.step - 1].output_chars if d.step > 0 else 0
 
+    def set_stale(self, stale: bool, reason: str = "") -> None:
+        """Mark the comparison as made from an older schema, prompt or settings."""
+        self.stale.setVisible(stale and self.pair is not None)
+        self.stale.setToolTip(f"{reason} Compare again to update it.".strip())
+
     def show_constrained(self, constrained: SavedRun) -> None:
         """The run with the grammar, as soon as it ends; its partner is still running."""
         self.constrained.show_run(constrained, None)
@@ -272,6 +282,7 @@ class SideBySideView(QWidget):
 
     def clear(self) -> None:
         self.pair = None
+        self.stale.hide()
         self.divergence = None
         self.busy.hide()
         self.status.setText(EMPTY)

@@ -32,3 +32,17 @@ def test_the_unconstrained_half_runs_unpaced_beside_the_finished_half(
     assert seen == [(0.0, constrained.result.text)]  # unpaced, and the first half shown
     assert constrained.result.text
     assert pacing.pacer.delay_s == 0.25  # the next run keeps the chosen speed
+
+
+def test_an_edit_after_the_comparison_marks_it_out_of_date(qtbot, window, use_example):
+    # issue 27, item 7: the Unconstrained pane kept an old comparison with no word.
+    use_example(window, "currency", max_tokens=4)
+    with qtbot.waitSignal(window.demo.branching.sig_pair, timeout=RUN_TIMEOUT_MS):
+        assert window.demo.branching.compare_unconstrained()
+    view = window.demo.side_by_side
+    assert view.stale.isHidden()
+    window.prompt_pane.editor.appendPlainText("Answer in French.")
+    qtbot.waitUntil(lambda: not view.stale.isHidden(), timeout=3000)
+    assert "prompt changed" in view.stale.toolTip()
+    window.prompt_pane.editor.undo()
+    qtbot.waitUntil(view.stale.isHidden, timeout=3000)
