@@ -58,6 +58,12 @@ rebuild-llama: | $(BIN)/python
 llama-server: $(STAMP)
 	$(BIN)/python -m engine.llama_build.server --gpu $(GPU)
 
+# Each bundled suite here, on llama-server with the tested GBNF, and on llama-server with its
+# own json_schema converter, as a table and where they part (README, step 5); about 3 minutes.
+.PHONY: server-comparison
+server-comparison: setup llama-server
+	$(BIN)/python -m tests.server_comparison
+
 # promptfoo (issue 24), which the tests run on an exported bundle's promptfooconfig.yaml as it
 # ships: the version and tree tools/promptfoo/package-lock.json pins, put in build/node by npm
 # (node 20.20 or later; 0.122 wants node 22). About 1 minute and 1.4 GB, most of it optional
