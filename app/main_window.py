@@ -49,6 +49,7 @@ from app.workbench.schema_editor import SchemaEditor
 from engine.errors import MaskscopeError
 from engine.examples import examples
 from engine.model.llama import ModelInfo
+from engine.model.paths import DEFAULT_MODEL_FILE
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.provenance import Provenance
 from engine.runs.saved import SavedRun, load_run, run_settings, save_run
@@ -319,7 +320,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         c.sig_finished.connect(self._on_finished)
         c.sig_error.connect(self._on_error)
         c.sig_run_ended.connect(self._on_run_ended)
-        self.settings_panel.sig_model_changed.connect(self.controller.load)
+        self.settings_panel.sig_model_changed.connect(self._model_chosen)
         self.auto_rerun_action.toggled.connect(self.auto_rerun.set_enabled)
         self.auto_rerun_action.toggled.connect(self.store.set_auto_rerun)
         self.schema_editor.editor.textChanged.connect(self.auto_rerun.note_edit)
@@ -527,6 +528,12 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.run_action.setEnabled(not running)
         self.stop_action.setEnabled(running)
 
+    def _model_chosen(self, settings: ModelSettings) -> None:
+        """Another model in the field: its old error is moot, and the bar names the new one."""
+        self.banner.clear("model")
+        self.status.set_model_wanted(_model_name(settings))
+        self.controller.load(settings)
+
     def _preload_model(self) -> None:
         self.controller.load(self.settings_panel.model_settings())
 
@@ -577,6 +584,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         title = "Error" if kind == "error" else f"{kind[:1].upper()}{kind[1:]} error"
         # A model that cannot load (none on this machine, a corrupt file): choose another.
         fix = ("Choose GGUF…", self.settings_panel.browse_model) if kind == "model" else None
+        if kind == "model":
+            self.status.set_model_failed(_model_name(self.settings_panel.model_settings()), message)
         self._report(title, message, kind, fix)
         self.output_view.show_error(kind, message)
 
@@ -627,3 +636,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self._save_state()
         self.crash_restore.quit_cleanly()
         event.accept()
+
+
+def _model_name(settings: ModelSettings) -> str:
+    """The file a model setting names, as the status bar shows a loaded model's."""
+    return Path(settings.path).name if settings.path else DEFAULT_MODEL_FILE

@@ -65,6 +65,17 @@ class StatusBar(QStatusBar):
         self.gpu_label.setText(info.offload_label.split(" (")[0])
         self.gpu_label.setToolTip(info.offload_label)
 
+    def set_model_wanted(self, name: str) -> None:
+        """The Model field asks for `name`: the bar says so until it has loaded."""
+        self.model_label.setText(f"model: {name} (loading…)")
+        self.model_label.setToolTip("")
+
+    def set_model_failed(self, name: str, reason: str) -> None:
+        """The model the field asks for did not load: the bar must not name the one before."""
+        self.model_label.setText(f"model: {name} (not loaded)")
+        self.model_label.setToolTip(literal_html(reason))
+        self.gpu_label.setText("")
+
     def run_started(self, max_tokens: int) -> None:
         self._steps = 0
         self._first_step_at = 0.0
