@@ -16,8 +16,9 @@ from engine.suite.format import Case
 
 FROM_FILE_TIP = "Read from the suite's cases file: edit it there"
 EXPECTED_TIP = (
-    "path = value (JSON, or a bare word); path = N ± T within a tolerance; path ~ /regex/. "
-    'Separate them with ";". Example: $.currency = "USD"; $.total = 12.5 ± 0.01'
+    "path = value (JSON, or a bare word); path = N ± T within a tolerance; path ~ /regex/; "
+    "path absent (no such key); path absent or null. "
+    'Separate them with ";". Example: $.currency = "USD"; $.total = 12.5 ± 0.01; $.email absent'
 )
 
 

@@ -1,10 +1,11 @@
 r"""A case's expected values as one line of text, for a table cell, and back.
 
-    $.currency = "USD"; $.total = 384.5 ± 0.01; $.number ~ /A-\d+/
+    $.currency = "USD"; $.total = 384.5 ± 0.01; $.number ~ /A-\d+/; $.email absent
 
 `path = value` compares exactly (the value is JSON; a bare word is read as a string),
-`path = N ± T` numerically within a tolerance (`+-` works too), and `path ~ /regex/` by a
-full regex match. Expectations are separated by `;`.
+`path = N ± T` numerically within a tolerance (`+-` works too), `path ~ /regex/` by a
+full regex match, `path absent` wants no such key and `path absent or null` no key or a
+null. Expectations are separated by `;`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from engine.suite.format import Expectation
 
 _TOLERANCE = re.compile(r"^(?P<value>.+?)\s*(?:±|\+-)\s*(?P<tolerance>[^\s]+)$")
 _REGEX_END = re.compile(r"/\s*(?:;|$)")
+# `$.email absent`, `$.email absent or null`: words after the path, no operator.
+_ABSENT = re.compile(r"^(?P<path>.+?)\s+(?P<form>absent(?:\s+or\s+null)?)\s*$")
+_ABSENT_WORDS = {"absent": "absent", "absent_or_null": "absent or null"}
 
 
 class ExpectedTextError(MaskscopeError):
@@ -31,6 +35,8 @@ def expectations_text(expected: tuple[Expectation, ...]) -> str:
 
 
 def _one_text(e: Expectation) -> str:
+    if e.kind in _ABSENT_WORDS:
+        return f"{e.path} {_ABSENT_WORDS[e.kind]}"
     if e.kind == "regex":
         return f"{e.path} ~ /{e.value}/"
     if e.kind == "tolerance":
@@ -48,7 +54,9 @@ def parse_expected(text: str) -> dict[str, Any]:
     rest = text.strip()
     while rest:
         path, op, rest = _path_and_operator(rest)
-        if op == "~":
+        if op in _ABSENT_WORDS:
+            spec: Any = {op: True}
+        elif op == "~":
             spec, rest = _regex(path, rest)
         else:
             value_text, _, rest = _split_top(rest)
@@ -72,8 +80,14 @@ def _path_and_operator(text: str) -> tuple[str, str, str]:
             return path, ch, text[i + 1 :].lstrip()
         elif not quote and ch == ";":
             break
-    part = text.split(";", 1)[0].strip()
-    raise ExpectedTextError(f"{part!r} is not 'path = value' or 'path ~ /regex/'")
+    part, _, rest = _split_top(text)
+    absent = _ABSENT.match(part.strip())
+    if absent:
+        form = "absent_or_null" if "null" in absent["form"] else "absent"
+        return absent["path"], form, rest
+    raise ExpectedTextError(
+        f"{part.strip()!r} is not 'path = value', 'path ~ /regex/' or 'path absent'"
+    )
 
 
 def _regex(path: str, text: str) -> tuple[dict[str, str], str]:

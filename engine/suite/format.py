@@ -20,13 +20,18 @@ from engine.suite.jsonpath import MISSING, lookup, parse_path
 FORMAT = "maskscope-suite"
 VERSION = 1
 
-ExpectKind = Literal["equals", "regex", "tolerance"]
+# "absent": the key must not be there; "absent_or_null": not there, or null. A model that
+# invents a value where the input gave none is caught by them, where expecting null would
+# also fail a correct answer that leaves the key out.
+ExpectKind = Literal["equals", "regex", "tolerance", "absent", "absent_or_null"]
+ABSENT_KINDS: tuple[ExpectKind, ...] = ("absent", "absent_or_null")
 
 
 @dataclass(frozen=True, slots=True)
 class Expectation:
     """One expected field value: at `path`, exactly `value`, a full regex match of its string
-    form (`value` is the pattern), or a number within `tolerance` of `value`."""
+    form (`value` is the pattern), a number within `tolerance` of `value`, or nothing there
+    (`absent`; `absent_or_null` takes a null too; `value` is unused)."""
 
     path: str  # $.currency, $.items[0].total
     kind: ExpectKind
@@ -36,6 +41,8 @@ class Expectation:
     def check(self, output: Any) -> tuple[bool, str]:
         """Whether the parsed output meets this expectation, and why not, in words."""
         found = lookup(output, parse_path(self.path))
+        if self.kind in ABSENT_KINDS:
+            return self._check_absent(found)
         if found is MISSING:
             return False, f"{self.path} is missing"
         if self.kind == "equals":
@@ -57,6 +64,12 @@ class Expectation:
             f"{self.path} is {_shown(found)}, not within {_shown(self.tolerance)} "
             f"of {_shown(self.value)}"
         )
+
+    def _check_absent(self, found: Any) -> tuple[bool, str]:
+        if found is MISSING or (found is None and self.kind == "absent_or_null"):
+            return True, ""
+        wanted = "absent" if self.kind == "absent" else "absent or null"
+        return False, f"{self.path} is {_shown(found)}, expected {wanted}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,16 @@ from engine.settings import (
     Range,
 )
 from engine.suite.cases import read_rows
-from engine.suite.format import FORMAT, VERSION, Case, Expectation, Instance, Suite, Thresholds
+from engine.suite.format import (
+    ABSENT_KINDS,
+    FORMAT,
+    VERSION,
+    Case,
+    Expectation,
+    Instance,
+    Suite,
+    Thresholds,
+)
 from engine.suite.jsonpath import PathError, parse_path
 from engine.suite.template import render_prompt, unused_values
 from engine.workbench.siblings import ref_error_line
@@ -159,6 +168,8 @@ def _expectation_json(expectation: Expectation) -> Any:
         return {"regex": expectation.value}
     if expectation.kind == "tolerance":
         return {"value": expectation.value, "tolerance": expectation.tolerance}
+    if expectation.kind in ABSENT_KINDS:
+        return {expectation.kind: True}
     # A bare object would read back as an expectation spec, so objects say "equals".
     value = expectation.value
     return {"equals": value} if isinstance(value, dict) else value
@@ -305,10 +316,18 @@ class _Reader:
             if not (_number(value) and _number(tolerance) and tolerance >= 0):
                 raise self.fail(where, "value and tolerance are numbers, tolerance 0 or more", file)
             return Expectation(path, "tolerance", value, tolerance)
+        if len(spec) == 1 and (kind := next(iter(spec))) in ABSENT_KINDS:
+            if spec[kind] is not True:
+                shown = json.dumps(spec[kind], ensure_ascii=False)
+                raise self.fail(where, f'{{"{kind}": true}} takes true, not {shown}', file)
+            if path == "$":
+                raise self.fail(where, "the whole output ($) is never absent: name a key", file)
+            return Expectation(path, kind, None)
         raise self.fail(
             where,
-            'an expectation is a value, {"equals": V}, {"regex": R} or '
-            f'{{"value": N, "tolerance": T}}; not one with keys {sorted(spec)}',
+            'an expectation is a value, {"equals": V}, {"regex": R}, '
+            '{"value": N, "tolerance": T}, {"absent": true} or {"absent_or_null": true}; '
+            f"not one with keys {sorted(spec)}",
             file,
         )
 

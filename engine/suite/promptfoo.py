@@ -27,7 +27,7 @@ import json
 import re
 from typing import Any
 
-from engine.suite.format import Case, Expectation, Suite
+from engine.suite.format import ABSENT_KINDS, Case, Expectation, Suite
 from engine.suite.jsonpath import parse_path
 from engine.suite.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
 from engine.suite.server import _SAMPLER_OFF as SAMPLER_OFF  # what --server sends
@@ -116,12 +116,28 @@ _SAME_JSON = (
 )
 
 
+# The value at a path's steps, or undefined where a step is missing: own keys only, unlike
+# `?.[k]`, which finds `constructor` in any object and `length` in any array. JSON.parse
+# never gives undefined, so undefined means absent.
+_OWN_AT = (
+    "((v, steps) => { for (const s of steps) { "
+    "if (typeof s === 'number' ? !(Array.isArray(v) && s < v.length) "
+    ": (v === null || typeof v !== 'object' || Array.isArray(v) "
+    "|| !Object.prototype.hasOwnProperty.call(v, s))) return undefined; "
+    "v = v[s]; } return v; })"
+)
+
+
 def expectation_js(e: Expectation) -> str:
     """A promptfoo `javascript` assertion (one expression over `output`) that holds where the
     expectation does. Values and keys are JSON literals, which JavaScript reads as written;
     a regex is the suite's pattern, anchored, read by JavaScript's RegExp. `output` is text,
     or the parsed value where promptfoo's provider parsed it (OpenAI's for json_schema)."""
     parsed = "(typeof output === 'string' ? JSON.parse(output) : output)"
+    if e.kind in ABSENT_KINDS:
+        steps = json.dumps(list(parse_path(e.path)), ensure_ascii=False)
+        null_ok = " || v === null" if e.kind == "absent_or_null" else ""
+        return f"((v) => v === undefined{null_ok})({_OWN_AT}({parsed}, {steps}))"
     found = parsed + "".join(
         f"?.[{json.dumps(step, ensure_ascii=False)}]" for step in parse_path(e.path)
     )

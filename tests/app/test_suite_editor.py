@@ -212,3 +212,25 @@ def test_expected_values_as_text_and_back() -> None:
     for bad in ("$.a", "$.a = ", "= 1", "$.a ~ x", "$.a = 1 ± x", "$.a = 1; $.a = 2"):
         with pytest.raises(ExpectedTextError):
             parse_expected(bad)
+
+
+def test_absent_forms_typed_in_a_cell_save_and_show_again(qtbot, editor, tmp_path) -> None:
+    _edit(editor, 0, "expected", "$.currency absent;  $.note absent  or null")
+    path = tmp_path / "absent.suite.json"
+    assert editor.save_to(str(path)), editor.message.text()
+    saved = load_suite(str(path))
+    assert saved.cases[0].expected == (
+        Expectation("$.currency", "absent", None),
+        Expectation("$.note", "absent_or_null", None),
+    )
+    assert json.loads(path.read_text())["cases"][0]["expected"] == {
+        "$.currency": {"absent": True},
+        "$.note": {"absent_or_null": True},
+    }
+    again = SuiteEditor()
+    qtbot.addWidget(again)
+    assert again.open_file(str(path))
+    assert again.cases.rows[0].expected == "$.currency absent; $.note absent or null"
+    _edit(editor, 0, "expected", "$.currency absnt")  # a typo is a message, not a crash
+    assert not editor.save_to(str(path))
+    assert "'$.currency absnt' is not 'path = value'" in editor.message.text()
