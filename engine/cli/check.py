@@ -54,7 +54,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="MaskBench files, JSON-Schema-Test-Suite files, a bare schema (with --instances); "
         "with --summary also saved --json output (.jsonl)",
     )
-    p.add_argument("--instances", metavar="FILE.jsonl", help="instances of a bare schema")
+    p.add_argument(
+        "--instances",
+        metavar="FILE.jsonl",
+        help="instances of a bare schema, JSON lines: one instance a line, or "
+        '{"data": ..., "valid": true|false, "description": "..."}; jsonschema judges each. '
+        'The format, with an example: README.md, "Reading maskscope check"',
+    )
     add_root_argument(p)
     p.add_argument(
         "--compiler",
