@@ -113,6 +113,48 @@ def test_the_llama_cpp_python_snippet_writes_valid_output(bundle):
     jsonschema.validate(json.loads(done.stdout), schema)
 
 
+@pytest.mark.slow
+def test_the_llama_cpp_python_snippet_turns_off_the_samplers_maskscope_does_not_use(
+    bundle, monkeypatch, capsys
+):
+    import importlib.util
+
+    from llama_cpp import Llama
+
+    # Samplers leave no trace in the output, so the real Llama's create_completion is
+    # wrapped to see what the snippet gives it; the call itself goes through.
+    given: dict = {}
+
+    class Seen(Llama):
+        def create_completion(self, prompt, **kwargs):
+            given.update(kwargs)
+            return super().create_completion(prompt, **kwargs)
+
+    monkeypatch.syspath_prepend(str(bundle / "snippets"))  # its `from post import check`
+    spec = importlib.util.spec_from_file_location(
+        "snippet", bundle / "snippets/llama_cpp_python.py"
+    )
+    assert spec is not None and spec.loader is not None
+    snippet = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(snippet)
+        monkeypatch.setattr(snippet, "Llama", Seen)
+        assert snippet.main(["llama_cpp_python.py", str(default_model_path())]) == 0
+    finally:
+        sys.modules.pop("post", None)
+    # llama-cpp-python 0.3.36 (Llama._init_sampler) adds top-k, top-p, min-p and the
+    # penalties to every sampled run, at 40, 0.95, 0.05 unless told; these make each a no-op.
+    assert {k: given[k] for k in ("top_k", "top_p", "min_p", "repeat_penalty")} == {
+        "top_k": 0,
+        "top_p": 1.0,
+        "min_p": 0.0,
+        "repeat_penalty": 1.0,
+    }
+    assert (given["max_tokens"], given["seed"]) == (20, SUITE["generation"]["seed"])
+    assert given["temperature"] == SUITE["generation"]["temperature"]
+    assert "grammar" in given and capsys.readouterr().out.strip()
+
+
 def test_the_reports_say_what_was_tested(bundle):
     report = json.loads((bundle / "report.json").read_text(encoding="utf-8"))
     assert report["exit_code"] == 0 and report["metrics"]["n_samples"] == 2
