@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from engine.errors import MaskscopeError
+from engine.schema.pointer import local_target
 
 Arrange = Callable[[Any, Any], Any]
 
@@ -161,17 +162,4 @@ class _Orderer:
         return {**keep, **branch}
 
     def _resolve(self, ref: str) -> Any:
-        if ref == "#":
-            return self._root
-        if not ref.startswith("#/"):
-            return None
-        node = self._root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        return local_target(self._root, ref)

@@ -12,10 +12,10 @@ import json
 import re
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote
 
 from engine.errors import PatternTimeoutError
 from engine.schema import patterns
+from engine.schema.pointer import local_target
 
 _COMBINATORS = ("allOf", "anyOf", "oneOf")
 _NOUNS = {
@@ -56,25 +56,10 @@ def load_schema(schema: object) -> object | None:
 def resolve(node: Any, root: Any, depth: int = 0) -> Any:
     """`node` with a local `$ref` followed (only `#` and `#/...` pointers)."""
     while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 20:
-        target = _pointer(root, node["$ref"])
+        target = local_target(root, node["$ref"])
         if target is None:
             return node
         node, depth = target, depth + 1
-    return node
-
-
-def _pointer(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for raw in filter(None, unquote(ref[1:]).split("/")):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
     return node
 
 

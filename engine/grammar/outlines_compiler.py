@@ -44,10 +44,10 @@ import outlines_core
 from outlines_core.json_schema import WHITESPACE, build_regex_from_schema
 
 from engine.errors import GrammarError
-from engine.grammar.refs import local_target
 from engine.grammar.report import Unenforced
 from engine.sandbox import run_isolated
 from engine.schema.parse import schema_validator
+from engine.schema.pointer import local_target
 
 # What Outlines uses when the caller names no whitespace pattern (see above): one optional
 # space, no newline, so a small model cannot loop on whitespace.

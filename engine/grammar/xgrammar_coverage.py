@@ -32,9 +32,9 @@ from typing import Any
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
-from engine.grammar.refs import local_target
 from engine.grammar.report import Unenforced
 from engine.schema.parse import META_SCHEMAS
+from engine.schema.pointer import local_target
 
 IGNORED = "XGrammar's JSON Schema compiler ignores it"
 # Formats the converter writes a grammar for (vLLM names the same set).

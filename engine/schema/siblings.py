@@ -33,6 +33,7 @@ from referencing.jsonschema import DRAFT202012, specification_with
 from engine.errors import MaskscopeError
 from engine.schema.nesting import loads, read_limited
 from engine.schema.parse import schema_validator, validator_class
+from engine.schema.pointer import local_ref, pointer_tokens
 
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
 # Keywords that apply a subschema to the same instance: a chain of them that comes back to
@@ -88,8 +89,7 @@ class Bundled:
 
 def pointer(parts: Parts, last: str = "") -> str:
     """("properties", "a/b") -> `#/properties/a~1b`, a JSON pointer a reader can follow."""
-    tokens = [*map(str, parts), *([last] if last else [])]
-    return "#" + "".join("/" + t.replace("~", "~0").replace("/", "~1") for t in tokens)
+    return local_ref([*parts, *([last] if last else [])])
 
 
 def file_part(ref: str) -> str | None:
@@ -288,17 +288,18 @@ def _in_place(found: tuple[Any, Parts] | None) -> Iterator[Parts]:
             yield from _in_place((item, where))
 
 
-def pointer_tokens(fragment: str) -> list[str] | None:
+def fragment_tokens(fragment: str) -> list[str] | None:
     """A URI fragment's JSON pointer as tokens (`/a~1b/0` -> ["a/b", "0"]); None for an
-    anchor's name."""
-    if fragment and not fragment.startswith("/"):
+    anchor's name or a broken pointer."""
+    try:
+        return pointer_tokens(unquote(fragment))
+    except ValueError:
         return None
-    return [t.replace("~1", "/").replace("~0", "~") for t in unquote(fragment).split("/")[1:]]
 
 
 def _target(root: Any, ref: Any) -> tuple[Any, Parts] | None:
     """The subschema a local `#/...` pointer names in `root`, with its path; None else."""
-    tokens = pointer_tokens(ref[1:]) if isinstance(ref, str) and ref.startswith("#") else None
+    tokens = fragment_tokens(ref[1:]) if isinstance(ref, str) and ref.startswith("#") else None
     if tokens is None:
         return None
     node, parts = root, []

@@ -8,10 +8,11 @@ import re
 from typing import Any
 
 from engine.grammar.gaps import gaps_of
+from engine.schema.pointer import local_target
 from engine.workbench.edits import add_member, append_item, remove_item, replace_value
 from engine.workbench.entries import Fix, Problem, TextEdit
 from engine.workbench.locate import Path, Spans, path_text
-from engine.workbench.walk import keywords_on, local_ref, subschemas
+from engine.workbench.walk import keywords_on, subschemas
 
 LINT_IDS = (
     "no-unknown-exit",
@@ -143,7 +144,7 @@ def _says_unknown(root: Any, sub: Any, depth: int = 0) -> bool:
     if any(_says_unknown(root, b, depth + 1) for b in branches):
         return True
     if "$ref" in sub:
-        return _says_unknown(root, local_ref(root, sub["$ref"]), depth + 1)
+        return _says_unknown(root, local_target(root, sub["$ref"]), depth + 1)
     # No type, no choice: null is one of the values it allows.
     return "type" not in sub and not branches and "allOf" not in sub
 

@@ -19,7 +19,7 @@ from engine.schema.siblings import (
     ExternalRefError,
     Parts,
     file_part,
-    pointer_tokens,
+    fragment_tokens,
 )
 from engine.workbench.entries import Problem
 from engine.workbench.locate import Spans, locate, path_parts, path_text
@@ -94,7 +94,7 @@ def ref_at(spans: Spans, offset: int) -> str | None:
 def ref_link(ref: str, file: str | None, root: str | None) -> RefLink | str:
     """Where `ref`, written in `file`, leads; or why it is not followed (one line)."""
     relative = file_part(ref)
-    tokens = pointer_tokens(ref.partition("#")[2])
+    tokens = fragment_tokens(ref.partition("#")[2])
     if relative is None:
         if not ref.startswith("#"):
             return f"{ref} is not followed: Maskscope reads no schema from the network"

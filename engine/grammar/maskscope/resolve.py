@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from engine.errors import GrammarError
+from engine.schema.pointer import pointer_tokens
 
 # The base of a document without `$id`: any absolute URI works, refs only need one to join.
 DEFAULT_BASE = "https://maskscope.invalid/schema.json"
@@ -81,8 +82,11 @@ class Resolver:
         return self._follow(document, doc_path, url, fragment, ref, path)
 
     def _follow(self, node: Any, at: str, base: str, pointer: str, ref: str, path: str) -> Part:
-        for raw in pointer.split("/")[1:]:
-            token = raw.replace("~1", "/").replace("~0", "~")
+        try:
+            tokens = pointer_tokens(pointer)
+        except ValueError:
+            raise GrammarError(f"the reference {ref} is no JSON pointer ({path})") from None
+        for token in tokens:
             if isinstance(node, list) and token.isdigit() and int(token) < len(node):
                 node, at = node[int(token)], child_path(at, int(token))
             elif isinstance(node, dict) and token in node:
