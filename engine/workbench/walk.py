@@ -43,22 +43,6 @@ def subschemas(schema: Any, path: Path = ()) -> Iterator[tuple[Path, dict[str, A
             yield from subschemas(value, (*path, key))
 
 
-def local_ref(root: Any, ref: Any) -> Any:
-    """The subschema a local `#/...` reference names, or None."""
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return None
-    node = root
-    for token in ref[1:].split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
-
-
 def keywords_on(path: Path) -> list[str]:
     """The keywords a subschema path goes through; property and $defs names left out."""
     out: list[str] = []
