@@ -1,10 +1,12 @@
 """The bundle's README.md: what was tested, on which model, with what results, and what each
 file is for.
 
-User text (names, descriptions, case ids, messages) goes in two ways only: inline, with
-every character Markdown or HTML would read as markup escaped (a renderer passes raw HTML
-through, so `<script>` must arrive as `&lt;script&gt;`); or in a fenced block whose fence is
-longer than any run of backticks inside, where nothing is markup.
+User text (names, descriptions, case ids, messages) goes in three ways only: inline, with
+what Markdown or HTML would read as markup escaped where it would be read so (a renderer
+passes raw HTML through, so `<script>` must arrive as `&lt;script&gt;`), and nothing else:
+`1.00` and `q4_k_m` stay as written; as a code span (file names, versions, settings); or in
+a fenced block whose fence is longer than any run of backticks inside, where nothing is
+markup.
 """
 
 from __future__ import annotations
@@ -22,17 +24,38 @@ from engine.suite.verdicts import case_verdict
 if TYPE_CHECKING:
     from engine.suite.tested import Tested
 
-# The punctuation Markdown (CommonMark, GitHub's tables, math and autolinks) may read as
-# markup; & < > are written as entities instead.
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~\"$:])")
+# What inline text may make markup of anywhere in a line (CommonMark and GitHub's
+# extensions): escapes, code spans, emphasis with `*`, links and images (`[`), GFM's
+# strikethrough and table cells, GitHub's `$math$`. & < > are written as entities instead.
+_INLINE = re.compile(r"([\\`*\[\]~|$])")
+# `_` opens or closes emphasis only beside something other than a letter or digit (the
+# flanking rules, CommonMark 0.31 section 6.2), so q4_k_m and max_tokens stay as written.
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# Liquid (GitHub Pages' Jekyll) runs `{{ }}`, `{% %}` and `{# #}` before Markdown is read.
+_LIQUID = re.compile(r"\{(?=[{%#])|(?<=\{)\{|(?<=[}%#])\}|\}(?=\})")
+# Where a line starts: a heading, a list item (`-`, `+`, `1.`, `1)`), a setext underline.
+_ORDERED = re.compile(r"\d{1,9}(?=[.)])")
 _OUTCOME = {0: "PASSED", 1: "FAILED", 2: "NO RESULT (a harness error or bad input)"}
 
 
 def md(text: object) -> str:
-    """`text` as inline Markdown that renders as itself, on one line."""
+    """`text` as inline Markdown that renders as itself, on one line, at a line's start too."""
     plain = " ".join(str(text).split())
     plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", plain)
+    plain = _LIQUID.sub(r"\\\g<0>", _UNDERSCORE.sub(r"\\_", _INLINE.sub(r"\\\1", plain)))
+    if ordered := _ORDERED.match(plain):
+        return f"{plain[: ordered.end()]}\\{plain[ordered.end() :]}"
+    return f"\\{plain}" if plain[:1] in ("#", "+", "-", "=") else plain
+
+
+def code(text: object) -> str:
+    """`text` as a code span in a table cell: a fence longer than any backtick run inside,
+    and `|` escaped, which GitHub's tables read before the span (GFM spec, example 200)."""
+    plain = " ".join(str(text).split())
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", plain)), default=0))
+    pad = " " if plain[:1] == "`" or plain[-1:] == "`" else ""
+    cell = plain.replace("|", "\\|")
+    return f"{fence}{pad}{cell}{pad}{fence}"
 
 
 def fenced(text: str, lang: str = "") -> str:
@@ -141,13 +164,13 @@ def _case_outcome(c: CaseSummary, verdict: Verdict) -> str:
 def _model(tested: Tested) -> str:
     p = tested.provenance
     rows = [
-        ("model file", md(p.model_file)),
+        ("model file", code(p.model_file)),
         ("model size", f"{p.model_bytes:,} bytes"),
         ("model sha256", f"`{p.model_sha256}`"),
-        ("llama-cpp-python", md(p.llama_cpp_python)),
+        ("llama-cpp-python", code(p.llama_cpp_python)),
         ("llama.cpp build", md(p.llama_cpp_build or "not recorded")),
-        ("Maskscope", md(p.maskscope)),
-        ("settings", md(", ".join(f"{k}={v}" for k, v in p.settings.items()))),
+        ("Maskscope", code(p.maskscope)),
+        ("settings", code(", ".join(f"{k}={v}" for k, v in p.settings.items()))),
         ("tested at", md(p.made_at)),
     ]
     lines = ["## Model and versions", "", "| | |", "|---|---|"]

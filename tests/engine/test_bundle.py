@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import html
 import json
 import re
 import shutil
@@ -19,7 +20,7 @@ import pytest
 from engine.cli.main import main
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
-from engine.grammar.parser_check import check_gbnf
+from engine.grammar.judge.parser_check import check_gbnf
 from engine.model.paths import default_model_path
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import model_digest
@@ -161,7 +162,7 @@ def test_the_reports_say_what_was_tested(bundle):
     readme = (bundle / "README.md").read_text(encoding="utf-8")
     size, sha = model_digest(default_model_path())
     assert sha in readme and f"{size:,} bytes" in readme and "**PASSED**" in readme
-    assert "met: validity 1\\.00 ≥ 0\\.50 minimum" in readme
+    assert "met: validity 1.00 ≥ 0.50 minimum" in readme
     page = (bundle / "report.html").read_text(encoding="utf-8")
     assert "script-src" not in page and "default-src 'none'" in page
     assert "<script" not in page
@@ -242,10 +243,44 @@ def test_hostile_text_is_escaped_in_the_report_and_readme(bundle, model, tmp_pat
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&#123;&#123; 1 &#125;&#125;" in page
     readme = (tmp_path / "README.md").read_text(encoding="utf-8")
     outside = _outside_fences(readme)
-    for raw in ("<script", "</textarea", "{{", '"q"'):
+    for raw in ("<script", "</textarea", "{{"):  # {{: Liquid, on GitHub Pages
         assert raw not in outside, raw
     assert md(HOSTILE) in outside  # the hostile case id, description and failure, escaped
     assert "NO RESULT" not in readme and "**FAILED**" in readme
+
+
+def _rendered(markdown: str) -> str:
+    """The page GitHub would make of it: CommonMark, its tables and strikethrough."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+
+
+def _plain_prose(readme: str) -> str:
+    """The README's own text: fenced blocks and code spans left out."""
+    return re.sub(r"(`+).*?\1", "", _outside_fences(readme))
+
+
+def test_the_readme_escapes_only_what_markdown_would_read_as_markup(bundle, model, tmp_path):
+    readme = (bundle / "README.md").read_text(encoding="utf-8")
+    prose = _plain_prose(readme)
+    assert "\\." not in prose and "\\_" not in prose and "\\-" not in prose
+    assert "| model file | `gemma-3-270m-q4_k_m.gguf` |" in readme  # a file name as code
+    assert "<td><code>gemma-3-270m-q4_k_m.gguf</code></td>" in _rendered(readme)
+
+    name = "a | b *c* `d` <script>x</script> _e_ [f](g) {{ h }} q4_k_m 1.00"
+    for description in ("# not a heading", "- not a list", "1. not a list", name):
+        suite = dataclasses.replace(
+            load_suite(str(bundle / "suite.json")), name=name, description=description
+        )
+        sample = sample_from_run(name, 0, 0, RunResult("{", FinishReason.MAX_TOKENS, 5), ())
+        run = SuiteRun((sample,), (), False, 0, 1.0, planned=1)
+        bundling.write_bundle(tmp_path, bundling.tested_of(model, suite, run))
+        page = _rendered((tmp_path / "README.md").read_text(encoding="utf-8"))
+        assert "<script>" not in page and "<em>" not in page and "<a " not in page
+        assert f"<h1>Tested schema: {html.escape(name, quote=False)}</h1>" in page
+        assert f"<p>{html.escape(description, quote=False)}</p>" in page  # no heading, no list
+        assert f"<td>{html.escape(name, quote=False)}</td>" in page  # the case id: one cell
 
 
 def test_fenced_blocks_outlast_backticks_inside():
@@ -304,7 +339,7 @@ def test_a_failing_suite_is_exported_as_failed_over_the_old_bundle(bundle, model
     assert "FAILED (exit 1)" in captured.out
     assert not stale.exists()
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert "**FAILED**" in readme and "MISSED: field accuracy 0\\.00 &lt; 1\\.00 minimum" in readme
+    assert "**FAILED**" in readme and "MISSED: field accuracy 0.00 &lt; 1.00 minimum" in readme
     assert json.loads((out / "report.json").read_text())["exit_code"] == 1
 
 
