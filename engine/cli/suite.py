@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the runner loads llama.cpp: building the command line must 
     from engine.model.llama import Model
     from engine.suite.format import Suite
     from engine.suite.metrics import Summary, Verdict
-    from engine.suite.run import Progress
+    from engine.suite.run import Progress, SuiteRun
 
 _BAR = 24
 
@@ -217,6 +217,7 @@ def _run(args: argparse.Namespace) -> int:
         done.samples, n_planned=done.planned, wall_s=done.decode_s if batched else None
     )
     verdict = evaluate(summary, suite.thresholds)
+    _say_cached(done)
     if args.html:
         from engine.suite.bundle import tested_hashes, tested_of
         from engine.suite.bundle_report import bundle_report
@@ -224,6 +225,20 @@ def _run(args: argparse.Namespace) -> int:
         tested = tested_of(model, suite, done)
         _write(args.html, bundle_report(tested, tested_hashes(tested)))
     return _report(args, suite, summary, verdict, done.cancelled)
+
+
+def _say_cached(done: SuiteRun) -> None:
+    """How many samples came from the run cache and when they were decoded: the result is
+    of that decoding, not of this run."""
+    from engine.suite.tested import Decoded
+
+    decoded = Decoded.of(done.runs, done.cached)
+    if decoded is not None and decoded.n_cached:
+        print(
+            f"maskscope test: {decoded.cache_text}, decoded {decoded.when} "
+            "(--no-cache decodes them again)",
+            file=sys.stderr,
+        )
 
 
 def _report(

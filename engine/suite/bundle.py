@@ -54,7 +54,7 @@ from engine.suite.run import Progress, SuiteRun, run_suite
 from engine.suite.schema_files import record_files
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
 from engine.suite.template import render_prompt
-from engine.suite.tested import ConverterGap, Tested
+from engine.suite.tested import ConverterGap, Decoded, Tested
 
 HASHES = "hashes.json"
 SUITE_FILE = "suite.json"
@@ -109,7 +109,9 @@ def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:
     # Each grammar file read back by its engine, on every known text: matching, no decoding.
     texts = known_texts(suite, [sample.result.text for sample in run.samples])
     proofs = prove(model, compiled, suite.backend, grammar_files(compiled), texts)
-    return dataclasses.replace(tested, proofs=proofs)
+    # Tested when the samples were decoded: a cached sample keeps the time of its decoding.
+    decoded = Decoded.of(run.runs, run.cached)
+    return dataclasses.replace(tested, proofs=proofs, decoded=decoded)
 
 
 def tested_with(

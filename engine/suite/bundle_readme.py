@@ -171,8 +171,10 @@ def _model(tested: Tested) -> str:
         ("llama.cpp build", md(p.llama_cpp_build or "not recorded")),
         ("Maskscope", code(p.maskscope)),
         ("settings", code(", ".join(f"{k}={v}" for k, v in p.settings.items()))),
-        ("tested at", md(p.made_at)),
+        ("tested at", md(tested.tested_at)),
     ]
+    if tested.decoded is not None and tested.decoded.when != p.made_at:
+        rows.append(("exported at", md(p.made_at)))
     lines = ["## Model and versions", "", "| | |", "|---|---|"]
     lines += [f"| {a} | {b} |" for a, b in rows]
     return "\n".join(lines)

@@ -96,13 +96,13 @@ def _made_on(tested: Tested, server: dict[str, str] | None) -> list[str]:
 
 def _header(tested: Tested, server: dict[str, str] | None = None) -> str:
     word, cls = _OUTCOME[tested.exit_code]
-    s, p = tested.summary, tested.provenance
+    s = tested.summary
     title = _schema_title(tested)
     sub = [
         f"schema {title}" if title else "",
         *_made_on(tested, server),
         f"{s.n_cases} case(s), {s.n_samples} sample(s)",
-        f"made {p.made_at}",
+        f"tested {tested.tested_at}",
     ]
     reasons = [c.text for c in tested.verdict.failed] + list(tested.verdict.problems)
     listed = "".join(f"<li>{esc(r)}</li>" for r in reasons)
@@ -263,7 +263,7 @@ def _provenance(tested: Tested, hashes: dict[str, str]) -> str:
     ]
     return (
         '<h2>Provenance</h2><div class="columns">'
-        f"<div><h3>What made it</h3>{_facts(p.rows())}</div>"
+        f"<div><h3>What made it</h3>{_facts([*p.rows(), ('Tested', tested.tested_at)])}</div>"
         f"<div><h3>Generation settings</h3>{_facts(settings)}</div></div>"
         "<h3>Files (sha256)</h3>"
         + _table(["file", "sha256"], files)

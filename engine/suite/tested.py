@@ -7,11 +7,13 @@ and the bundle, which writes them, do not import each other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.grammar.compile import CompiledSchema
 from engine.grammar.report import Unenforced
 from engine.runs.provenance import Provenance
+from engine.runs.saved import SavedRun
 from engine.suite.format import Suite
 from engine.suite.grammar_files import (
     GBNF_FILE,
@@ -46,6 +48,35 @@ class ConverterGap:
 
 
 @dataclass(frozen=True, slots=True)
+class Decoded:
+    """When the tested samples were decoded, and how many the run read back from the run
+    cache (engine/suite/cache.py), where a sample keeps the provenance of its decoding: an
+    export of cached samples was tested then, not at the export."""
+
+    first: str  # ISO 8601, UTC: the earliest and the latest decoding
+    last: str
+    n_cached: int
+    n_samples: int
+
+    @classmethod
+    def of(cls, runs: Sequence[SavedRun], n_cached: int) -> Decoded | None:
+        """From the runs' own provenance; None where no run recorded its time."""
+        times = sorted(r.provenance.made_at for r in runs if r.provenance is not None)
+        return cls(times[0], times[-1], n_cached, len(runs)) if times else None
+
+    @property
+    def when(self) -> str:
+        return self.first if self.first == self.last else f"{self.first} to {self.last}"
+
+    @property
+    def cache_text(self) -> str:
+        """`2 of 5 samples read back from the cache`; empty when every one was decoded."""
+        if not self.n_cached:
+            return ""
+        return f"{self.n_cached} of {self.n_samples} samples read back from the cache"
+
+
+@dataclass(frozen=True, slots=True)
 class Tested:
     """Everything the bundle states about one tested suite."""
 
@@ -61,6 +92,16 @@ class Tested:
     # Each grammar file, read back by its engine, against the tested grammar (made at export;
     # none for a run on a server, which ships no bundle).
     proofs: tuple[Proof, ...] = ()
+    decoded: Decoded | None = None  # when the samples were decoded; None: at `provenance`'s
+
+    @property
+    def tested_at(self) -> str:
+        """When the samples were decoded (a cached one when it was, not now), with how many
+        came from the run cache."""
+        if self.decoded is None:
+            return self.provenance.made_at
+        cached = self.decoded.cache_text
+        return f"{self.decoded.when} ({cached})" if cached else self.decoded.when
 
     @property
     def grammar_file(self) -> str:
