@@ -214,9 +214,9 @@ def test_an_answer_that_breaks_the_schema_fails(bundle, stand_in):
 
 @pytest.mark.slow
 def test_llama_cpp_pythons_server_gives_a_valid_answer_to_its_request(bundle, tmp_path):
-    from tests.engine.test_suite_server import _Served
+    from tests.llama_cpp_python_server import LlamaCppPythonServer
 
-    served = _Served(tmp_path / "stderr.txt")
+    served = LlamaCppPythonServer(tmp_path / "stderr.txt")
     served.start()
     try:
         _answered_validly(bundle, LLAMA_CPP_PYTHON_SNIPPETS, served.url)
