@@ -131,7 +131,8 @@ _OWN_AT = (
 def expectation_js(e: Expectation) -> str:
     """A promptfoo `javascript` assertion (one expression over `output`) that holds where the
     expectation does. Values and keys are JSON literals, which JavaScript reads as written;
-    a regex is the suite's pattern, anchored, read by JavaScript's RegExp. `output` is text,
+    a regex is the suite's pattern, anchored, read by JavaScript's RegExp; an absent key is
+    one the path's own keys do not reach (null too, for absent_or_null). `output` is text,
     or the parsed value where promptfoo's provider parsed it (OpenAI's for json_schema)."""
     parsed = "(typeof output === 'string' ? JSON.parse(output) : output)"
     if e.kind in ABSENT_KINDS:
