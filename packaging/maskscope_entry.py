@@ -2,7 +2,7 @@
 
 Maskscope starts child processes as `sys.executable -m MODULE`: the window (app.main), the
 llama.cpp build check (engine.llama_build.probe) and the grammar judge
-(engine.grammar.judge_child). In the frozen app sys.executable is this program, so it takes
+(engine.grammar.judge.child). In the frozen app sys.executable is this program, so it takes
 `-m` the way Python does; multiprocessing's spawned workers (`maskscope check`) come in
 through freeze_support().
 """

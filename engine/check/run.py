@@ -95,7 +95,7 @@ def key_order(compiler: str) -> Arrange:
     its grammar writes them."""
     if compiler == "maskscope":
         try:
-            from engine.grammar.maskscope.arrange import arrange
+            from engine.grammar.compilers.maskscope.arrange import arrange
         except ImportError:  # until the compiler's own order exists
             return document_order
         return arrange

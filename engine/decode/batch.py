@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.decode.loop import build_prompt, finish_run
-from engine.decode.stepper import Stepper
+from engine.decode.stepper import Stepper, drawn_ahead
 from engine.errors import GrammarError, MaskscopeError, PromptError
 from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
@@ -152,7 +152,9 @@ def _new_sequence(
         else AllowAll(model.n_vocab)
     )
     # The Stepper draws as generate() would for this seed on this machine.
-    return _Sequence(seq_id=seq_id, settings=own, stepper=Stepper(model, backend, None, own))
+    draw = drawn_ahead(model, backend, None, seed)
+    stepper = Stepper(model, backend, None, own, draw=draw)
+    return _Sequence(seq_id=seq_id, settings=own, stepper=stepper)
 
 
 def _decode_all(
@@ -234,7 +236,7 @@ def _step(
     if decided.made is None:
         reason = decided.finish or FinishReason.ERROR
         return _finish(s, reason, decided.message, t_start)
-    s.records.append(s.stepper.finish_step(decided))
+    s.records.append(s.stepper.record(decided))
     if decided.finish is not None:
         return _finish(s, decided.finish, "", t_start)
     return decided.made.token

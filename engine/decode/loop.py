@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.decode.overlap import Overlap
-from engine.decode.stepper import Stepper, cross_checker
+from engine.decode.stepper import Stepper, cross_checker, drawn_ahead
 from engine.errors import GrammarError, MaskscopeError, PatternTimeoutError
 from engine.grammar.compile import CompiledSchema, cross_grammar
 from engine.masking import make_backend
@@ -77,7 +77,8 @@ def _start(
             if backend is not None:
                 backend.close()
         raise
-    stepper = Stepper(model, primary, secondary, settings, pair)
+    draw = drawn_ahead(model, primary, secondary, settings.seed)
+    stepper = Stepper(model, primary, secondary, settings, pair, draw)
     return _Started(stepper, setup_ms, (time.perf_counter() - t0) * 1000.0)
 
 

@@ -41,8 +41,8 @@ class Overlap:
         """The step's record now; or None, when it is made beside the next forward pass
         (collect() hands it over) while the next mask is made or checked ahead."""
         if not self._enabled or decided.finish is not None:
-            return self._stepper.finish_step(decided)
-        self._record = self._records.submit(self._stepper.finish_step, decided)
+            return self._stepper.record(decided)
+        self._record = self._records.submit(self._stepper.record, decided)
         if self._stepper.draw is not None:  # next_mask computes the mask itself
             self._mask = self._masks.submit(self._stepper.next_mask)
         else:

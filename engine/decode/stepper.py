@@ -92,6 +92,19 @@ def cross_checker(
     return make_backend(backend, model, compiled), _Pair("backends", settings.backend, backend)
 
 
+def drawn_ahead(
+    model: Model, primary: MaskBackend, secondary: MaskBackend | None, seed: int
+) -> GumbelSampler | None:
+    """The sampler of a run that draws before its record is made: with compute to spare and
+    a cheap full mask, the mask is made during the forward pass (engine/decode/overlap.py),
+    the step waits only for a Gumbel-max draw over the probable tokens (gumbel.py), and P
+    and the masked view are made with the record. None: the draw is by inverse CDF over
+    the masked view. A single run and a batch's row decide alike, so they draw alike."""
+    if model.has_spare_compute and primary.cheap_full_mask and secondary is None:
+        return GumbelSampler(model.n_vocab, seed)
+    return None
+
+
 class Stepper:
     """One run's state between steps, and the step itself."""
 
@@ -102,6 +115,7 @@ class Stepper:
         secondary: MaskBackend | None,
         settings: GenerationSettings,
         pair: _Pair | None = None,
+        draw: GumbelSampler | None = None,
     ) -> None:
         self.model = model
         self.primary = primary
@@ -111,12 +125,7 @@ class Stepper:
         self.dist = Distribution(model.n_vocab)
         self.eog = model.eog_ids
         self.rng = np.random.default_rng(settings.seed)
-        # With compute to spare and a cheap full mask, the mask is made during the forward
-        # pass (engine/decode/overlap.py): the step then waits only for a Gumbel-max draw
-        # over the probable tokens (engine/decode/gumbel.py), and P and the masked view are
-        # made with the record. Elsewhere the draw is by inverse CDF over the masked view.
-        drawn_ahead = model.has_spare_compute and primary.cheap_full_mask and secondary is None
-        self.draw = GumbelSampler(model.n_vocab, settings.seed) if drawn_ahead else None
+        self.draw = draw  # drawn ahead of the record (drawn_ahead()); else by inverse CDF
         self.out = bytearray()
         self.n_chars = 0
         self.n_tokens = 0
@@ -268,11 +277,20 @@ class Stepper:
             out.append(Candidate(tid, text, pr, p_masked, ok, piece, logit))
         return tuple(out)
 
-    def finish_step(self, decided: Decided) -> StepRecord:
+    def record(self, decided: Decided) -> StepRecord:
+        """The record of a step that drew a token."""
+        assert decided.made is not None
+        return self.finish_step(decided.made, decided.view, decided.disagreement, decided.full)
+
+    def finish_step(
+        self,
+        made: Made,
+        view: MaskedView | None,
+        disagreement: Disagreement | None,
+        full: FullStep | None,
+    ) -> StepRecord:
         """The step's record; P and the masked view too when the draw came first (then
         `view` is None). Runs beside the next forward pass when compute is spare."""
-        made, view, full = decided.made, decided.view, decided.full
-        assert made is not None
         if view is None:
             assert made.mask is not None
             self.dist.normalise()
@@ -297,7 +315,7 @@ class Stepper:
             forward_ms=made.forward_ms,
             mask_ms=made.mask_ms,
             output_chars=made.n_chars,
-            disagreement=decided.disagreement,
+            disagreement=disagreement,
             full=full,
         )
 

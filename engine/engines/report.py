@@ -3,7 +3,7 @@
 Each local target runs the Maskscope compiler that stands for its engine, through
 compile_schema as the problems list does (engine/workbench/problems.py `collect`).
 Maskscope's compiler and llama.cpp's converter run here: their GBNF is judged by llama.cpp in
-a child process already (engine/grammar/judge.py). The compilers that are native code all
+a child process already (engine/grammar/judge/verdicts.py). The compilers that are native code all
 the way (llguidance, outlines-core, XGrammar) each run in a child process of their own with
 a time and memory limit (isolated.py), all at once: outlines-core asks for gigabytes on
 deeply nested arrays, and that must cost a cell, not the window. A compiler this Maskscope

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from engine.grammar.maskscope.resolve import child_path
+from engine.grammar.compilers.maskscope.resolve import child_path
 
 WHITESPACE = frozenset(" \t\n\r")
 LITERALS = ("true", "false", "null")

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import GrammarError
-from engine.grammar.judge import check_parses
-from engine.grammar.llamacpp_converter import schema_to_gbnf
-from engine.grammar.llamacpp_coverage import unenforced_keywords
-from engine.grammar.llguidance_compiler import compile_llguidance
-from engine.grammar.maskscope.compiler import compile_to_gbnf
-from engine.grammar.outlines_compiler import compile_outlines
+from engine.errors import GrammarError, MaskscopeError
+from engine.grammar.compilers.llamacpp.converter import schema_to_gbnf
+from engine.grammar.compilers.llamacpp.coverage import unenforced_keywords
+from engine.grammar.compilers.llguidance.compiler import compile_llguidance
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.outlines.compiler import compile_outlines, outlines_unenforced
+from engine.grammar.compilers.xgrammar.compiler import compile_xgrammar
+from engine.grammar.compilers.xgrammar.coverage import unenforced_keywords as xgrammar_unenforced
+from engine.grammar.judge.verdicts import check_parses
 from engine.grammar.report import Unenforced
-from engine.grammar.xgrammar_compiler import compile_xgrammar
 from engine.schema.parse import parse_schema
 from engine.settings import COMPILERS, DEFAULT_COMPILER, GRAMMAR_KINDS, GenerationSettings
 
@@ -86,24 +87,47 @@ def _outlines(schema: Any, text: str) -> CompiledSchema:
     return CompiledSchema(schema, "", text, unenforced, "outlines", native=regex)
 
 
+@dataclass(frozen=True, slots=True)
+class Compiler:
+    """A compiler behind the one interface: schema -> grammar + report (`compile`), and the
+    report alone, cheaply (`gaps`: no grammar judge, no child process, no engine build). A
+    new engine is a new package under engine/grammar/compilers/ and a row below."""
+
+    compile: Callable[[Any, str], CompiledSchema]
+    gaps: Callable[[Any], Sequence[Unenforced]]
+
+
 # One row per compiler in engine.settings.COMPILERS; the kind of grammar each makes, and so
 # the backends that run it, is engine.settings.GRAMMAR_KINDS.
-_COMPILERS: dict[str, Callable[[Any, str], CompiledSchema]] = {
-    "maskscope": _maskscope,
-    "llamacpp": _llamacpp,
-    "llguidance": _llguidance,
-    "outlines": _outlines,
-    "xgrammar": _xgrammar,
+_COMPILERS: dict[str, Compiler] = {
+    "maskscope": Compiler(_maskscope, lambda schema: compile_to_gbnf(schema).unenforced),
+    "llamacpp": Compiler(_llamacpp, unenforced_keywords),
+    "llguidance": Compiler(_llguidance, lambda schema: compile_llguidance(schema)[1]),
+    "outlines": Compiler(_outlines, outlines_unenforced),
+    "xgrammar": Compiler(_xgrammar, xgrammar_unenforced),
 }
 
 
 def compile_schema(text: str, compiler: str = DEFAULT_COMPILER) -> CompiledSchema:
     """Parse, meta-validate and compile schema text; every failure is a MaskscopeError."""
-    make = _COMPILERS.get(compiler)
-    if make is None:
+    found = _COMPILERS.get(compiler)
+    if found is None:
         choices = ", ".join(COMPILERS)
         raise GrammarError(f"unknown compiler {compiler!r}; choose one of {choices}")
-    return make(parse_schema(text), text)
+    return found.compile(parse_schema(text), text)
+
+
+def gaps_of(schema: Any, compiler: str) -> tuple[Unenforced, ...] | None:
+    """The keywords `compiler` would not enforce in `schema`, without building its grammar
+    (for a question asked often: would this edit be enforced?); None when it refuses the
+    schema or is unknown."""
+    found = _COMPILERS.get(compiler)
+    if found is None:
+        return None
+    try:
+        return tuple(found.gaps(schema))
+    except MaskscopeError:
+        return None
 
 
 def cross_grammar(compiled: CompiledSchema, settings: GenerationSettings) -> CompiledSchema | None:

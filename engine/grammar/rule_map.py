@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.maskscope.resolve import child_path
+from engine.grammar.compilers.maskscope.resolve import child_path
 from engine.grammar.rewrite import distinct_lark_names
 
 # Where a definition starts, per language: `name ::= ...` in GBNF, `name: ...` in Lark.

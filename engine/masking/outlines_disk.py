@@ -1,5 +1,5 @@
 """outlines-core Indexes kept on disk, under the user cache folder, keyed like the grammar
-judge's verdicts (engine/grammar/judge.py): a sha256 of what makes the Index what it is,
+judge's verdicts (engine/grammar/judge/verdicts.py): a sha256 of what makes the Index what it is,
 here outlines-core's version, the regex and the vocabulary's digest.
 
 An Index takes seconds to minutes to build over Gemma's 262,144 tokens (45 s for the bundled

@@ -23,7 +23,7 @@ import llama_cpp
 import numpy as np
 
 from engine.errors import GrammarError
-from engine.grammar.xgrammar_compiler import engine_message, load_xgrammar
+from engine.grammar.compilers.xgrammar.compiler import engine_message, load_xgrammar
 from engine.native_stderr import captured_stderr
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 _PIECE_BYTES = 16 * 1024
 # Maskscope's `ws-break` recurses through `ws-never`, a rule that matches nothing, to keep
-# llguidance's lexer small (engine/grammar/maskscope/rules.py). XGrammar does not prune a
+# llguidance's lexer small (engine/grammar/compilers/maskscope/rules.py). XGrammar does not prune a
 # path that can never finish: it let the NUL byte through, after which nothing was allowed.
 # XGrammar has no such lexer to keep small, so it gets the rule's one live branch.
 _WS_BREAK = re.compile(r"^ws-break ::= .*$", re.MULTILINE)

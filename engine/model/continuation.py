@@ -13,14 +13,11 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
-import llama_cpp
-
 if TYPE_CHECKING:
     from engine.model.llama import Model
 
 # Model -> {piece bytes: token id}, built the first time a space prefix must be undone.
 _tables: weakref.WeakKeyDictionary[Model, dict[bytes, int]] = weakref.WeakKeyDictionary()
-_NOT_TEXT = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
 
 
 def continuation_tokens(model: Model, text: str) -> list[int]:
@@ -69,10 +66,9 @@ def _piece_table(model: Model) -> dict[bytes, int]:
     spells the same byte (as SentencePiece itself prefers)."""
     table: dict[bytes, int] = {}
     for token in range(model.n_vocab):
-        attr = llama_cpp.llama_vocab_get_attr(model.vocab, token)
-        if attr & _NOT_TEXT:
+        if model.is_special(token):
             continue
         piece = model.piece(token)
-        if piece and (piece not in table or not attr & llama_cpp.LLAMA_TOKEN_ATTR_BYTE):
+        if piece and (piece not in table or not model.is_byte(token)):
             table[piece] = token
     return table

@@ -293,6 +293,11 @@ class Model:
         attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
         return bool(attr & llama_cpp.LLAMA_TOKEN_ATTR_USER_DEFINED)
 
+    def is_byte(self, token: int) -> bool:
+        """A byte-fallback token (<0x41>), which spells one byte of the text."""
+        attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
+        return bool(attr & llama_cpp.LLAMA_TOKEN_ATTR_BYTE)
+
     def is_special(self, token: int) -> bool:
         attr = llama_cpp.llama_vocab_get_attr(self.vocab, token)
         return bool(

@@ -37,7 +37,7 @@ from pathlib import Path
 from engine.decode.loop import build_prompt
 from engine.errors import GrammarError, MaskscopeError
 from engine.grammar.compile import CompiledSchema, compile_schema
-from engine.grammar.llamacpp_coverage import unenforced_keywords
+from engine.grammar.compilers.llamacpp.coverage import unenforced_keywords
 from engine.model.llama import Model
 from engine.runs.provenance import provenance_of
 from engine.runs.saved import write_atomically

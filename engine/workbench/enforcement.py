@@ -1,7 +1,8 @@
 """What the grammar does not enforce, and where it enforces more than the schema says.
 
 Unenforced keywords come from each compiler's own report (CompiledSchema.unenforced; for
-llama.cpp's converter, which says nothing, the mirror in engine/grammar/llamacpp_coverage.py).
+llama.cpp's converter, which says nothing, the mirror in
+engine/grammar/compilers/llamacpp/coverage.py).
 Over-constraint is known for llama.cpp's converter only, from the same mirror of its branch
 chain: an object it writes through its `properties` branch with `additionalProperties` left
 out is closed (a validator allows other keys; the grammar refuses them), and an `allOf`
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.llamacpp_coverage import _used_keywords
+from engine.grammar.compilers.llamacpp.coverage import _used_keywords
 from engine.workbench.entries import Problem
 from engine.workbench.locate import Path, Spans, path_parts, path_text
 from engine.workbench.walk import keywords_on, subschemas

@@ -19,7 +19,7 @@ import llguidance
 
 from engine.errors import GrammarError, MaskscopeError
 from engine.grammar.compile import CompiledSchema, compile_schema
-from engine.grammar.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
 from engine.grammar.rewrite import distinct_lark_names
 from engine.masking.llguidance import gbnf_to_lark
 from engine.schema.parse import parse_schema

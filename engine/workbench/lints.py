@@ -7,7 +7,7 @@ import difflib
 import re
 from typing import Any
 
-from engine.grammar.gaps import gaps_of
+from engine.grammar.compile import gaps_of
 from engine.schema.pointer import local_target
 from engine.workbench.edits import add_member, append_item, remove_item, replace_value
 from engine.workbench.entries import Fix, Problem, TextEdit

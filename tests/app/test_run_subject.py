@@ -22,9 +22,7 @@ def _second_valid(records):
     raise AssertionError("no step had a second valid candidate")
 
 
-def test_your_run_a_branch_and_the_original_are_each_named(
-    qtbot, window, use_example, run_to_end
-):
+def test_your_run_a_branch_and_the_original_are_each_named(qtbot, window, use_example, run_to_end):
     use_example(window, "currency", max_tokens=40)
     run_to_end(window)
     assert all("your run" in text for text in _named(window))

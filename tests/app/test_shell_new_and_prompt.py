@@ -15,9 +15,7 @@ def _args(**given) -> argparse.Namespace:
     return argparse.Namespace(**{name: given.get(name) for name in names})
 
 
-def test_new_gives_an_empty_object_schema_and_prompt_and_undo_brings_them_back(
-    window, use_example
-):
+def test_new_gives_an_empty_object_schema_and_prompt_and_undo_brings_them_back(window, use_example):
     use_example(window, "currency")
     old_schema, old_prompt = window.schema_editor.text(), window.prompt_pane.text()
     assert window.new_schema()
@@ -42,9 +40,7 @@ def test_a_prompt_is_saved_and_opened_as_a_file(window, monkeypatch, tmp_path):
     assert not window.open_prompt(str(tmp_path / "missing.txt"))  # a message, not a crash
 
 
-def test_a_schema_opened_alone_does_not_keep_another_schemas_prompt(
-    window, use_example, tmp_path
-):
+def test_a_schema_opened_alone_does_not_keep_another_schemas_prompt(window, use_example, tmp_path):
     use_example(window, "currency")  # the prompt left from the last example
     schema = tmp_path / "mine.json"
     schema.write_text('{"type": "object"}', encoding="utf-8")

@@ -8,9 +8,7 @@ from __future__ import annotations
 RUN_TIMEOUT_MS = 120_000
 
 
-def test_the_unconstrained_half_runs_unpaced_beside_the_finished_half(
-    qtbot, window, use_example
-):
+def test_the_unconstrained_half_runs_unpaced_beside_the_finished_half(qtbot, window, use_example):
     use_example(window, "currency", max_tokens=6)
     pacing = window.demo.pacing
     pacing.set_delay(0.25)

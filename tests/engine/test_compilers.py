@@ -10,7 +10,7 @@ from llguidance import LLMatcher
 from engine.check.feed import feed_text
 from engine.errors import GrammarError, SchemaInvalidError
 from engine.grammar.compile import compile_schema
-from engine.grammar.llguidance_compiler import _gaps
+from engine.grammar.compilers.llguidance.compiler import _gaps
 from engine.masking import make_backend
 
 MULTIPLE_OF_3 = '{"type": "integer", "multipleOf": 3}'

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.grammar.compile import compile_schema
-from engine.grammar.llamacpp_coverage import unenforced_keywords
+from engine.grammar.compilers.llamacpp.coverage import unenforced_keywords
 
 
 def _gaps(schema) -> set[tuple[str, str]]:

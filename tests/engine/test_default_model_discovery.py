@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.grammar.judge import GrammarJudge
+from engine.grammar.judge.verdicts import GrammarJudge
 from engine.model import default_package, paths
 from engine.model.paths import DEFAULT_MODEL_FILE, DefaultModelMissing, default_model_path
 from tests.model_package import installed_folder

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from engine.errors import GrammarError, MaskscopeError
-from engine.grammar import judge
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.judge import GrammarJudge, judge_gbnf
+from engine.grammar.judge import verdicts as judge
+from engine.grammar.judge.verdicts import GrammarJudge, judge_gbnf
 from engine.masking import make_backend
 
 # 100,000 nested groups: llama.cpp 0.3.36's recursive-descent parser overflows an 8 MB stack

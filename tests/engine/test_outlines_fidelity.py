@@ -1,7 +1,7 @@
 """The outlines compiler's report, proven on real MaskBench dev schemas: every invalid
 instance that outlines-core's real Index and Guide let through is explained by a keyword the
-report names (engine/grammar/outlines_compiler.py), as `make fidelity` checks over the whole
-corpus.
+report names (engine/grammar/compilers/outlines/compiler.py), as `make fidelity` checks over
+the whole corpus.
 
 The instances go through a 32,000-token vocabulary (llama-spm without its space prefix, in a
 random-weight model: tests/tiny_models.py), where outlines-core's Index takes about a tenth of
@@ -93,7 +93,7 @@ def _regex_accepts(schema: object, text: str) -> bool:
     """outlines-core's own Guide over a vocabulary of single bytes, on the compiler's regex."""
     import outlines_core
 
-    from engine.grammar.outlines_compiler import compile_outlines
+    from engine.grammar.compilers.outlines.compiler import compile_outlines
 
     regex, _ = compile_outlines(schema)
     vocabulary = outlines_core.Vocabulary(256, {bytes([b]): [b] for b in range(256)})
@@ -119,7 +119,7 @@ def test_a_loose_format_regex_is_reported_and_truly_loose(fmt, value):
     import json
 
     from engine.check.verdict import schema_errors
-    from engine.grammar.outlines_compiler import outlines_unenforced
+    from engine.grammar.compilers.outlines.compiler import outlines_unenforced
 
     schema = {"type": "string", "format": fmt}
     assert _regex_accepts(schema, json.dumps(value))
@@ -131,7 +131,7 @@ def test_a_loose_format_regex_is_reported_and_truly_loose(fmt, value):
 def test_a_format_outlines_core_holds_is_not_reported(fmt, value):
     import json
 
-    from engine.grammar.outlines_compiler import outlines_unenforced
+    from engine.grammar.compilers.outlines.compiler import outlines_unenforced
 
     schema = {"type": "string", "format": fmt}
     assert _regex_accepts(schema, json.dumps(value))

@@ -51,7 +51,7 @@ def test_a_value_and_a_refusal_come_back():
     assert run_isolated("math", "factorial", (5,), what="x", limit_s=30) == 120
     with pytest.raises(GrammarError, match="outlines-core's compiler refused the schema"):
         run_isolated(
-            "engine.grammar.outlines_compiler", "regex_here", ({"type": "nope"},),
+            "engine.grammar.compilers.outlines.compiler", "regex_here", ({"type": "nope"},),
             what="outlines-core's compiler", limit_s=30,
         )  # fmt: skip
 

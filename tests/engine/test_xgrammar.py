@@ -16,7 +16,7 @@ from engine.cli.main import main
 from engine.errors import GrammarError
 from engine.examples import load_example
 from engine.grammar.compile import compile_schema
-from engine.grammar.xgrammar_compiler import VLLM_OPTIONS
+from engine.grammar.compilers.xgrammar.compiler import VLLM_OPTIONS
 from engine.masking import make_backend
 from engine.masking.grammar_text import backend_grammar
 

@@ -1,6 +1,6 @@
 """XGrammar's report, proven on real MaskBench dev schemas: every invalid instance that
 XGrammar's GrammarMatcher lets through is explained by a keyword the report names
-(engine/grammar/xgrammar_coverage.py), as `maskscope check --compiler xgrammar --backend
+(engine/grammar/compilers/xgrammar/coverage.py), as `maskscope check --compiler xgrammar --backend
 xgrammar` checks over the whole corpus.
 
 The instances go through a 32,000-token vocabulary (llama-spm without its space prefix, in a

@@ -6,10 +6,10 @@ import pytest
 
 from engine.check.feed import grammar_accepts
 from engine.errors import GrammarError
-from engine.grammar.maskscope.arrange import arrange
-from engine.grammar.maskscope.compiler import compile_to_gbnf
-from engine.grammar.maskscope.values import json_text
-from engine.grammar.parser_check import check_gbnf
+from engine.grammar.compilers.maskscope.arrange import arrange
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.maskscope.values import json_text
+from engine.grammar.judge.parser_check import check_gbnf
 
 
 def accepts(model, schema, value) -> bool:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from engine.check.feed import grammar_accepts
-from engine.grammar.maskscope.arrange import arrange
-from engine.grammar.maskscope.compiler import compile_to_gbnf
-from engine.grammar.maskscope.values import json_text
+from engine.grammar.compilers.maskscope.arrange import arrange
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.maskscope.values import json_text
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
 DRAFT7 = "http://json-schema.org/draft-07/schema#"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.check.feed import grammar_accepts
-from engine.grammar.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
 
 
 @pytest.mark.parametrize(

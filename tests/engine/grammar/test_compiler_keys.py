@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.check.feed import grammar_accepts
-from engine.grammar.maskscope.keys import key_classes
-from engine.grammar.maskscope.rules import Rules
+from engine.grammar.compilers.maskscope.keys import key_classes
+from engine.grammar.compilers.maskscope.rules import Rules
 
 PATTERNS = ["f.o", "^x-", "^a+$", "[0-9]{2}", "b|_", "^(ab|ba)?c$", "o$"]
 NAMES = ["foo", "x-y", "ab"]

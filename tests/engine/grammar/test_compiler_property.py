@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from engine.check.feed import grammar_accepts
-from engine.grammar.maskscope.arrange import arrange
-from engine.grammar.maskscope.compiler import compile_to_gbnf
-from engine.grammar.maskscope.values import json_text
+from engine.grammar.compilers.maskscope.arrange import arrange
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.maskscope.values import json_text
 
 Pair = tuple[dict[str, Any], st.SearchStrategy[Any]]
 _NAMES = ["a", "b", "id", "x-y", "name"]

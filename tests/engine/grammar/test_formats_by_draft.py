@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.check.feed import grammar_accepts
-from engine.grammar.maskscope.compiler import compile_to_gbnf
+from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
 from engine.schema.validate import validation_issues
 
 DRAFT4 = "http://json-schema.org/draft-04/schema#"

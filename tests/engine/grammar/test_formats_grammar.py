@@ -17,10 +17,10 @@ from jsonschema import Draft202012Validator
 
 from engine.check.feed import feed_text
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.maskscope.formats import FORMATS
-from engine.grammar.maskscope.rules import Rules
-from engine.grammar.maskscope.strings import string_rule
-from engine.grammar.parser_check import check_gbnf
+from engine.grammar.compilers.maskscope.formats import FORMATS
+from engine.grammar.compilers.maskscope.rules import Rules
+from engine.grammar.compilers.maskscope.strings import string_rule
+from engine.grammar.judge.parser_check import check_gbnf
 from engine.masking import make_backend
 
 CHECKER = Draft202012Validator.FORMAT_CHECKER

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft4Validator, Draft7Validator, Draft202012Validator
 
-from engine.grammar.maskscope.formats import FORMATS, asserted_formats
+from engine.grammar.compilers.maskscope.formats import FORMATS, asserted_formats
 
 CHECKER = Draft202012Validator.FORMAT_CHECKER
 # The characters each format is made of, and a few it is not.

@@ -11,8 +11,8 @@ import pytest
 
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
-from engine.grammar.maskscope.normalize import Context
-from engine.grammar.maskscope.resolve import Resolver
+from engine.grammar.compilers.maskscope.normalize import Context
+from engine.grammar.compilers.maskscope.resolve import Resolver
 
 LONG_EVIL = "a" * 40 + "!"  # tests/engine/test_pathological_regex.py: hours for `regex`
 

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from engine.check.feed import feed_text, grammar_accepts
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.maskscope.normalize import Unsatisfiable
-from engine.grammar.maskscope.numbers import integer_rule, number_rule
-from engine.grammar.maskscope.rules import Rules
-from engine.grammar.parser_check import check_gbnf
+from engine.grammar.compilers.maskscope.normalize import Unsatisfiable
+from engine.grammar.compilers.maskscope.numbers import integer_rule, number_rule
+from engine.grammar.compilers.maskscope.rules import Rules
+from engine.grammar.judge.parser_check import check_gbnf
 from engine.grammar.report import Unenforced
 from engine.masking import make_backend
 from engine.masking.llguidance import gbnf_to_lark

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from engine.check.write import write
-from engine.grammar.maskscope.numbers import language
+from engine.grammar.compilers.maskscope.numbers import language
 from engine.grammar.report import Unenforced
 
 

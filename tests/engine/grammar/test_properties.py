@@ -28,8 +28,8 @@ from engine.check.feed import feed_text
 from engine.check.write import write
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
-from engine.grammar.maskscope.arrange import arrange
-from engine.grammar.maskscope.rules import NUMBER_DIGITS
+from engine.grammar.compilers.maskscope.arrange import arrange
+from engine.grammar.compilers.maskscope.rules import NUMBER_DIGITS
 from engine.masking import make_backend
 from engine.schema.validate import validation_issues
 

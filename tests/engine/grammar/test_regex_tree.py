@@ -10,7 +10,7 @@ import unicodedata
 
 import pytest
 
-from engine.grammar.maskscope.regex import (
+from engine.grammar.compilers.maskscope.regex import (
     ANY,
     Chars,
     RegexUnsupported,
@@ -20,8 +20,8 @@ from engine.grammar.maskscope.regex import (
     to_gbnf,
     whole_strings,
 )
-from engine.grammar.maskscope.rules import Rules
-from engine.grammar.maskscope.strings import regex_problem, regex_rule
+from engine.grammar.compilers.maskscope.rules import Rules
+from engine.grammar.compilers.maskscope.strings import regex_problem, regex_rule
 from engine.grammar.report import Unenforced
 
 

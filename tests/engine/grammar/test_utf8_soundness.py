@@ -16,7 +16,7 @@ import pytest
 
 from engine.examples import examples
 from engine.grammar.compile import compile_schema
-from engine.grammar.maskscope.rules import _JSON_PLAIN, PRIMITIVES, char_class
+from engine.grammar.compilers.maskscope.rules import _JSON_PLAIN, PRIMITIVES, char_class
 from engine.masking.base import make_backend
 from tests.adversary import lone_byte_tokens
 

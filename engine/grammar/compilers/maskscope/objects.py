@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import PatternTimeoutError
-from engine.grammar.maskscope.arrays import repeat
-from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
-from engine.grammar.maskscope.normalize import (
+from engine.grammar.compilers.maskscope.arrays import repeat
+from engine.grammar.compilers.maskscope.keys import KeysTooLarge, key_classes
+from engine.grammar.compilers.maskscope.normalize import (
     ASSERTIONS,
     Context,
     Unsatisfiable,
@@ -22,14 +22,14 @@ from engine.grammar.maskscope.normalize import (
     flatten,
     merge,
 )
-from engine.grammar.maskscope.resolve import Part, child_path
-from engine.grammar.maskscope.rules import alternatives, literal
-from engine.grammar.maskscope.strings import regex_rule, string_rule
-from engine.grammar.maskscope.values import json_text, string_except
+from engine.grammar.compilers.maskscope.resolve import Part, child_path
+from engine.grammar.compilers.maskscope.rules import alternatives, literal
+from engine.grammar.compilers.maskscope.strings import regex_rule, string_rule
+from engine.grammar.compilers.maskscope.values import json_text, string_except
 from engine.schema import patterns
 
 if TYPE_CHECKING:
-    from engine.grammar.maskscope.compiler import Compiler
+    from engine.grammar.compilers.maskscope.compiler import Compiler
 
 OBJECT_KEYWORDS = (
     "properties", "required", "additionalProperties", "patternProperties", "propertyNames",

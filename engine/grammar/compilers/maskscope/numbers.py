@@ -27,11 +27,11 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from engine.grammar.maskscope import digits
-from engine.grammar.maskscope.dfa import Dfa, intersect, to_gbnf
-from engine.grammar.maskscope.digits import Bound
-from engine.grammar.maskscope.normalize import Unsatisfiable
-from engine.grammar.maskscope.rules import NUMBER_DIGITS, Rules
+from engine.grammar.compilers.maskscope import digits
+from engine.grammar.compilers.maskscope.dfa import Dfa, intersect, to_gbnf
+from engine.grammar.compilers.maskscope.digits import Bound
+from engine.grammar.compilers.maskscope.normalize import Unsatisfiable
+from engine.grammar.compilers.maskscope.rules import NUMBER_DIGITS, Rules
 from engine.grammar.report import Unenforced
 
 # Above this many DFA states (about as many rules), the grammar is looser and says so.

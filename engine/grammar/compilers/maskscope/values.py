@@ -8,7 +8,13 @@ from decimal import Decimal
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from engine.grammar.maskscope.rules import MORE_DIGITS, Rules, alternatives, char_class, literal
+from engine.grammar.compilers.maskscope.rules import (
+    MORE_DIGITS,
+    Rules,
+    alternatives,
+    char_class,
+    literal,
+)
 
 # What may follow a backslash in a JSON string, besides `u` and four hex digits.
 _ESCAPES = '"\\/bfnrt'

@@ -23,7 +23,7 @@ from functools import cache, lru_cache
 from typing import Literal
 
 from engine.errors import GrammarError
-from engine.grammar.maskscope.charsets import (
+from engine.grammar.compilers.maskscope.charsets import (
     ANY,
     MAX_CODE,
     SURROGATES,
@@ -32,20 +32,19 @@ from engine.grammar.maskscope.charsets import (
     normalize,
     without_surrogates,
 )
-from engine.grammar.maskscope.rules import Rules, alternatives, literal
+from engine.grammar.compilers.maskscope.rules import Rules, alternatives, literal
 
 # llama.cpp's grammar engine crashes or refuses on repeats much longer than this.
 MAX_REPEAT = 1000
 # How many anchored alternatives `(^|x)...` may expand into before we give up.
 _MAX_FORMS = 32
 
+
 class RegexUnsupported(GrammarError):
     """The pattern cannot become a grammar (a lookaround, a backreference, ...)."""
 
 
 # ---------------------------------------------------------------- character sets
-
-
 
 
 @cache

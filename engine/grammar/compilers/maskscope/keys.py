@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from engine.errors import GrammarError
-from engine.grammar.maskscope.charsets import ANY, without_surrogates
-from engine.grammar.maskscope.regex import Alt, Anchor, Chars, Node, Repeat, Seq, parse
-from engine.grammar.maskscope.rules import Rules, alternatives, char_class, literal
+from engine.grammar.compilers.maskscope.charsets import ANY, without_surrogates
+from engine.grammar.compilers.maskscope.regex import Alt, Anchor, Chars, Node, Repeat, Seq, parse
+from engine.grammar.compilers.maskscope.rules import Rules, alternatives, char_class, literal
 
 _TOP = 0x110000
 _NAMES = -1  # the signature tag of declared names
@@ -323,8 +323,6 @@ def key_classes(patterns: list[str], names: Iterable[str]) -> KeyClasses | None:
 def _inside(point: int, ranges: tuple[tuple[int, int], ...], los: list[int]) -> bool:
     i = bisect_right(los, point) - 1
     return i >= 0 and ranges[i][0] <= point <= ranges[i][1]
-
-
 
 
 def _escaped_class(ranges: tuple[tuple[int, int], ...]) -> str:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import GrammarError
-from engine.grammar.maskscope import arrays, objects
-from engine.grammar.maskscope.combinators import choices_of, leaves
-from engine.grammar.maskscope.formats import asserted_formats
-from engine.grammar.maskscope.keys import KeysTooLarge, key_classes
-from engine.grammar.maskscope.normalize import (
+from engine.grammar.compilers.maskscope import arrays, objects
+from engine.grammar.compilers.maskscope.combinators import choices_of, leaves
+from engine.grammar.compilers.maskscope.formats import asserted_formats
+from engine.grammar.compilers.maskscope.keys import KeysTooLarge, key_classes
+from engine.grammar.compilers.maskscope.normalize import (
     ASSERTIONS,
     Choice,
     Context,
@@ -27,11 +27,16 @@ from engine.grammar.maskscope.normalize import (
     flatten,
     merge,
 )
-from engine.grammar.maskscope.numbers import fraction_rule, integer_rule, number_rule
-from engine.grammar.maskscope.resolve import Part, Resolver
-from engine.grammar.maskscope.rules import MORE_DIGITS, Rules, alternatives, literal
-from engine.grammar.maskscope.strings import string_rule
-from engine.grammar.maskscope.values import json_text, number_except, string_except, values_rule
+from engine.grammar.compilers.maskscope.numbers import fraction_rule, integer_rule, number_rule
+from engine.grammar.compilers.maskscope.resolve import Part, Resolver
+from engine.grammar.compilers.maskscope.rules import MORE_DIGITS, Rules, alternatives, literal
+from engine.grammar.compilers.maskscope.strings import string_rule
+from engine.grammar.compilers.maskscope.values import (
+    json_text,
+    number_except,
+    string_except,
+    values_rule,
+)
 from engine.grammar.report import Unenforced
 
 _DEFINED = re.compile(r"^([a-z0-9-]+) ::= ", re.MULTILINE)

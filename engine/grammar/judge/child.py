@@ -1,8 +1,8 @@
 """The grammar judge's child process: llama.cpp parses a GBNF, builds its sampler, masks once.
 
-Run as `python -m engine.grammar.judge_child [GGUF]` by engine/grammar/judge.py. It loads the
-vocabulary of the GGUF it is given, the default model's without one (vocab only: no weights,
-no context), says `{"ready": true}`, then answers one JSON line per request line
+Run as `python -m engine.grammar.judge.child [GGUF]` by engine/grammar/judge/verdicts.py.
+It loads the vocabulary of the GGUF it is given, the default model's without one (vocab
+only: no weights, no context), says `{"ready": true}`, then answers one JSON line per request line
 `{"gbnf": TEXT}`: `{"ok": true}`, or `{"ok": false, "message", "detail"}` with llama.cpp's own
 words. A grammar that crashes llama.cpp kills only this process.
 """
@@ -21,7 +21,7 @@ import llama_cpp
 import numpy as np
 
 from engine.errors import GrammarError, MaskscopeError
-from engine.grammar.parser_check import ROOT, check_gbnf
+from engine.grammar.judge.parser_check import ROOT, check_gbnf
 from engine.model import native_log
 from engine.model.paths import default_model_path
 

@@ -2,7 +2,7 @@
 
 llama.cpp's grammar code has segfaulted on real schemas (deep recursion in its parser, huge
 bounded repeats, some `\\w` patterns), and a crash in-process kills the window. So a persistent
-child (engine/grammar/judge_child.py) parses each new grammar, builds its sampler on the default
+child (engine/grammar/judge/child.py) parses each new grammar, builds its sampler on the default
 model's vocabulary and applies the first mask. A child that dies or runs past the time limit is
 the verdict, and a fresh child takes the next grammar. Verdicts are kept by hash of the grammar
 and the llama.cpp build, in memory and under the user cache folder, so each grammar is judged
@@ -94,7 +94,7 @@ class _Child:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         model = vocabulary_model_path()  # a ModelLoadError here says what the machine lacks
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.grammar.judge_child", str(model)],
+            [sys.executable, "-m", "engine.grammar.judge.child", str(model)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

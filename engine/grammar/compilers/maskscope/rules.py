@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from engine.grammar.maskscope.charsets import complement, normalize, without_surrogates
+from engine.grammar.compilers.maskscope.charsets import complement, normalize, without_surrogates
 
 # Digits a number may run to where the schema leaves its length open: without a cap, Gemma 3
 # 270M writes `180.000000...` until max_tokens. 20 hold every 64-bit integer, and a double's
@@ -39,7 +39,7 @@ PRIMITIVES: dict[str, str] = {
     # one lexeme, NUL then a class with no character in it. That empty class alone does
     # not do: llama.cpp decodes bytes 0xF5-0xFF as code points past U+10FFFF, which a
     # negated class lets through, so lone byte tokens passed as whitespace.
-    "ws-never": '[\\x00] [^\\x00-\U0010ffff]',
+    "ws-never": "[\\x00] [^\\x00-\U0010ffff]",
     # Positive, as every class Maskscope writes (char_class): a negated class on llama.cpp
     # also takes the byte sequences past U+10FFFF that no UTF-8 text holds.
     "json-char": f'{_JSON_PLAIN} | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{{4}} )',

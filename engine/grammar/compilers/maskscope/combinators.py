@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from engine.grammar.maskscope.normalize import (
+from engine.grammar.compilers.maskscope.normalize import (
     ASSERTIONS,
     Choice,
     Context,
@@ -19,8 +19,8 @@ from engine.grammar.maskscope.normalize import (
     is_plain_not,
     merge,
 )
-from engine.grammar.maskscope.resolve import Part, child_path
-from engine.grammar.maskscope.values import json_equal
+from engine.grammar.compilers.maskscope.resolve import Part, child_path
+from engine.grammar.compilers.maskscope.values import json_equal
 
 # Combinations one node may expand into; past that, further choices are dropped (reported).
 MAX_LEAVES = 64

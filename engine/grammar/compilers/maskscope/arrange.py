@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.grammar.maskscope import arrays, objects
-from engine.grammar.maskscope.combinators import choices_of, leaves, negation
-from engine.grammar.maskscope.normalize import Choice, Context, flatten
-from engine.grammar.maskscope.resolve import Part, Resolver
-from engine.grammar.maskscope.values import json_equal
+from engine.grammar.compilers.maskscope import arrays, objects
+from engine.grammar.compilers.maskscope.combinators import choices_of, leaves, negation
+from engine.grammar.compilers.maskscope.normalize import Choice, Context, flatten
+from engine.grammar.compilers.maskscope.resolve import Part, Resolver
+from engine.grammar.compilers.maskscope.values import json_equal
 
 _MAX_DEPTH = 200
 

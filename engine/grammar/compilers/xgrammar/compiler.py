@@ -19,8 +19,8 @@ import re
 from typing import Any
 
 from engine.errors import GrammarError
+from engine.grammar.compilers.xgrammar.coverage import unenforced_keywords
 from engine.grammar.report import Unenforced
-from engine.grammar.xgrammar_coverage import unenforced_keywords
 from engine.native_stderr import captured_stderr
 from engine.settings import missing_engine
 

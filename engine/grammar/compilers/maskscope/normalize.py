@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import GrammarError, PatternTimeoutError
-from engine.grammar.maskscope.resolve import Part, Resolver, child_path
-from engine.grammar.maskscope.values import json_equal, unique_values
+from engine.grammar.compilers.maskscope.resolve import Part, Resolver, child_path
+from engine.grammar.compilers.maskscope.values import json_equal, unique_values
 from engine.grammar.report import Unenforced
 from engine.schema.parse import schema_validator
 

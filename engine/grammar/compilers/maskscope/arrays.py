@@ -5,13 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from engine.grammar.maskscope.normalize import Context, Unsatisfiable, as_count, flatten, merge
-from engine.grammar.maskscope.resolve import Part, child_path
-from engine.grammar.maskscope.rules import alternatives, literal
-from engine.grammar.maskscope.values import json_text
+from engine.grammar.compilers.maskscope.normalize import (
+    Context,
+    Unsatisfiable,
+    as_count,
+    flatten,
+    merge,
+)
+from engine.grammar.compilers.maskscope.resolve import Part, child_path
+from engine.grammar.compilers.maskscope.rules import alternatives, literal
+from engine.grammar.compilers.maskscope.values import json_text
 
 if TYPE_CHECKING:
-    from engine.grammar.maskscope.compiler import Compiler
+    from engine.grammar.compilers.maskscope.compiler import Compiler
 
 ARRAY_KEYWORDS = (
     "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "uniqueItems",
@@ -173,7 +179,7 @@ def _contains(
 ) -> str | None:
     """Items that match `contains` (hits) counted within minContains/maxContains, and all
     items within minItems/maxItems; None when contains asks nothing."""
-    from engine.grammar.maskscope.combinators import negation
+    from engine.grammar.compilers.maskscope.combinators import negation
 
     ctx = comp.ctx
     part, need, most = shape.contains[0]
@@ -280,7 +286,7 @@ def _unique(comp: Compiler, shape: ArrayShape, low: int, high: int | None) -> st
 
 def finite_domain(ctx: Context, parts: list[Part]) -> list[Any] | None:
     """The few values these parts allow (enum, const, booleans, null), or None."""
-    from engine.grammar.maskscope.combinators import leaves
+    from engine.grammar.compilers.maskscope.combinators import leaves
 
     flat, choices = flatten(ctx.quiet(), parts, set())
     out: list[Any] = []

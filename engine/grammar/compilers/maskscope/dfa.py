@@ -16,7 +16,7 @@ from functools import cache
 from typing import TypeVar
 from weakref import WeakKeyDictionary
 
-from engine.grammar.maskscope.rules import Rules, char_class, literal
+from engine.grammar.compilers.maskscope.rules import Rules, char_class, literal
 
 ALPHABET = "-.0123456789"
 # An exploration that reaches this many states gives up: the caller falls back to a looser

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from engine.grammar.maskscope.formats import FORMATS
-from engine.grammar.maskscope.regex import (
+from engine.grammar.compilers.maskscope.formats import FORMATS
+from engine.grammar.compilers.maskscope.regex import (
     MAX_REPEAT,
     RegexUnsupported,
     Whole,
@@ -20,7 +20,7 @@ from engine.grammar.maskscope.regex import (
     to_gbnf,
     whole_strings,
 )
-from engine.grammar.maskscope.rules import Rules
+from engine.grammar.compilers.maskscope.rules import Rules
 from engine.grammar.report import Unenforced
 
 _QUOTE = '"\\""'

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from math import gcd
 
-from engine.grammar.maskscope.dfa import EMPTY, Dfa, explore
+from engine.grammar.compilers.maskscope.dfa import EMPTY, Dfa, explore
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,7 +106,7 @@ def compile_outlines(schema: Any) -> tuple[str, tuple[Unenforced, ...]]:
     # outlines-core runs in a child with a time and memory limit: a `maxLength` of 1000 kept
     # its automaton busy for minutes, and deeper nesting aborted the process (engine/sandbox.py)
     regex = run_isolated(
-        "engine.grammar.outlines_compiler", "regex_here", (schema,),
+        "engine.grammar.compilers.outlines.compiler", "regex_here", (schema,),
         what="outlines-core's compiler", limit_s=COMPILE_LIMIT_S,
     )  # fmt: skip
     return regex, tuple(outlines_unenforced(schema))

@@ -1,0 +1,1 @@
+"""llguidance's own JSON Schema compiler."""

@@ -1,0 +1,1 @@
+"""outlines-core's JSON Schema to regex compiler."""

@@ -1,0 +1,1 @@
+"""XGrammar's own JSON Schema compiler and its coverage report."""
