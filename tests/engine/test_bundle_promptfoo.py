@@ -4,9 +4,9 @@ llama-server and llama-cpp-python's, its base URL given by MASKSCOPE_BASE_URL. T
 reads promptfoo's own JSON output.
 
 Two cases, so that the count of passes is exact whatever the model answers: one whose
-expectation every output the enum allows meets (a regex), one whose expectation none can (the
-enum holds no "GBP"), which shows the field assertions bite. The `is-json` check must pass on
-both, and neither may end as an error.
+expectations every output the enum allows meets (a regex, and a key the schema lacks expected
+absent), one whose expectation none can (the enum holds no "GBP"), which shows the field
+assertions bite. The `is-json` check must pass on both, and neither may end as an error.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ SUITE = {
     "samples": 1,
     "cases": [
         {"id": "usd", "vars": {"invoice": "Invoice 10-4471\nAmount due: 1,950.00 USD"},
-         "expected": {"$.currency": {"regex": "USD|EUR|UNKNOWN"}}},
+         "expected": {"$.currency": {"regex": "USD|EUR|UNKNOWN"}, "$.amount": {"absent": True}}},
         {"id": "never", "vars": {"invoice": "Invoice 2291\nAmount due: 1.240,00 EUR"},
          "expected": {"$.currency": "GBP"}},
     ],
@@ -106,6 +106,9 @@ def test_promptfoo_passes_the_bundle_as_shipped(bundle, server, request, tmp_pat
         kinds = {p["assertion"]["type"]: p["pass"] for p in parts}
         assert kinds["is-json"], parts  # the schema copy compiled and the output conforms
     assert by_case["usd"]["success"]
+    usd = by_case["usd"]["gradingResult"]["componentResults"]
+    # Both field assertions ran and held, the regex and the absent key (the schema has none).
+    assert [p["pass"] for p in usd if p["assertion"]["type"] == "javascript"] == [True, True]
     assert not by_case["never"]["success"]
     assert not {p["assertion"]["type"]: p["pass"] for p in
                 by_case["never"]["gradingResult"]["componentResults"]}["javascript"]  # fmt: skip
