@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
 
 from app.banner import ErrorBanner
 from app.chart.step_chart import StepChart
+from app.compare.previous import CompareView
 from app.demo.plugin import Demonstration
 from app.engines.plugin import install_engines
 from app.run.auto_rerun import AutoRerun, make_toggle
-from app.run.compare_view import CompareView
 from app.run.output_view import OutputView, verdict
 from app.run.routing import Routing
 from app.run.worker import ModelCache, RunController, RunRequest

@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
 from step_records import token_record
 
-from app.demo.branches import EMPTY, ORIGINAL, ORIGINAL_SELECTED, BranchesView, forced_odds_text
-from app.demo.branches import first_difference_text as words
+from app.compare.branches import EMPTY, ORIGINAL, ORIGINAL_SELECTED, BranchesView, forced_odds_text
+from app.compare.branches import first_difference_text as words
 from app.theme import chart_colors
 from engine.records import Candidate, FinishReason, RunResult, ValidationIssue
 from engine.runs.branches import BranchSet

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextFormat
 from step_records import token_record
 
-from app.run.compare_view import EMPTY, CompareView, divergence_text
+from app.compare.previous import EMPTY, CompareView, divergence_text
 from app.theme import chart_colors
 from engine.records import FinishReason, RunResult
 from engine.runs.compare import Choice, Divergence

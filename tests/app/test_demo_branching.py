@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.demo.branches import ORIGINAL
+from app.compare.branches import ORIGINAL
 
 RUN_TIMEOUT_MS = 120_000
 

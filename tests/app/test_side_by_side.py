@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
 
-from app.demo.side_by_side import EMPTY, SideBySideView, divergence_text, verdict_lines
+from app.compare.unconstrained import EMPTY, SideBySideView, divergence_text, verdict_lines
 from engine.records import Candidate, FinishReason, RunResult, StepRecord, ValidationIssue
 from engine.runs.compare import first_divergence
 from engine.runs.saved import SavedRun, load_run

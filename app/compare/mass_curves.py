@@ -17,7 +17,7 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from app.run.compare_view import with_alpha
+from app.compare.previous import with_alpha
 from app.theme import ChartColors, chart_colors
 
 SHORT_RUN = 16  # steps; up to this many, every step has its tick
@@ -32,7 +32,7 @@ class CurveStyle:
     band: bool = False
 
 
-class MassPlot(QWidget):
+class MassCurves(QWidget):
     """Valid mass per step of each run, and a vertical line (with a dot on each curve) at
     the step that matters: the fork, or the first divergence."""
 

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.demo.mass_plot import CurveStyle, MassPlot
+from app.compare.mass_curves import CurveStyle, MassCurves
+from app.compare.previous import choice_words, visible_whitespace, with_alpha
 from app.plain_text import literal_html
-from app.run.compare_view import choice_words, visible_whitespace, with_alpha
 from app.run.output_view import verdict
 from app.text_edit import use_monospace
 from app.theme import ChartColors, chart_colors
@@ -166,7 +166,7 @@ class BranchesView(QWidget):
         self.difference.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.left_title, self.left = self._output("the original")
         self.right_title, self.right = self._output("the selected branch")
-        self.mass = MassPlot(
+        self.mass = MassCurves(
             (
                 CurveStyle("original", _original_color, band=True),
                 CurveStyle("branch", _branch_color),
@@ -175,7 +175,7 @@ class BranchesView(QWidget):
             self._describe_step,
             self,
         )
-        self.mass.setObjectName("branchMassPlot")
+        self.mass.setObjectName("branchMassCurves")
         self._layout()
         self.apply_theme()
         QGuiApplication.styleHints().colorSchemeChanged.connect(self.apply_theme)

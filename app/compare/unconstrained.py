@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.demo.mass_plot import CurveStyle, MassPlot
-from app.run.compare_view import with_alpha
+from app.compare.mass_curves import CurveStyle, MassCurves
+from app.compare.previous import with_alpha
 from app.run.output_view import verdict
 from app.text_edit import use_monospace
 from app.theme import ChartColors, chart_colors
@@ -199,7 +199,7 @@ class SideBySideView(QWidget):
         font.setBold(True)
         self.parting.setFont(font)
         self.parting.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.mass = MassPlot(
+        self.mass = MassCurves(
             (CurveStyle("with the grammar", _constrained_color),),
             "where the runs part",
             self._describe_step,
