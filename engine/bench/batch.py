@@ -10,7 +10,10 @@ baseline, where each sample evaluates the prompt and builds its backend itself, 
   counts whole, schema-valid answers;
 - "decode": the invoice example cut at the bench's step limit, so tokens/s is dominated by
   the per-token work, where a batch can only win on the forward pass (valid/min is n/a:
-  the cut objects are truncated by design).
+  the cut objects are truncated by design);
+- "fast": the same decode on the fast model (random weights over the same vocabulary,
+  engine/bench/tiny_model.py), whose forward pass is a millisecond or two: there the
+  sequences' own work (softmax, view, record) is most of a step. The peer does not run it.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ class BatchWorkload:
     prompt: str
     settings: GenerationSettings
     whole_objects: bool  # False: cut at the step limit, valid/min means nothing
+    fast: bool = False  # made on the fast model
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +60,17 @@ class Made:
 
 def batch_workloads(steps: int, temperature: float, seed: int) -> list[BatchWorkload]:
     made = []
-    for name, example, whole in (("objects", "currency", True), ("decode", "invoice", False)):
+    for name, example, whole in (
+        ("objects", "currency", True),
+        ("decode", "invoice", False),
+        ("fast", "invoice", False),
+    ):
         ex = load_example(example)
         base = ex.settings(GenerationSettings(temperature=temperature, seed=seed))
         settings = base if whole else dataclasses.replace(base, max_tokens=steps)
-        made.append(
-            BatchWorkload(name, example, compile_schema(ex.schema_text), ex.prompt, settings, whole)
-        )
+        compiled = compile_schema(ex.schema_text)
+        fast = name == "fast"
+        made.append(BatchWorkload(name, example, compiled, ex.prompt, settings, whole, fast))
     return made
 
 
@@ -142,19 +150,26 @@ def batch_table(
     n_samples: int,
     parallel: tuple[int, ...],
     progress: Callable[[str], None],
+    fast_model: Model | None = None,
 ) -> dict[str, Any]:
     """{"batch": [{"parallel": P, workload: row, …}, …], "batch_peer": {workload: row}, …}:
-    each workload's rows measured back to back; speed-ups are over the P = 1 row."""
+    each workload's rows measured back to back; speed-ups are over the P = 1 row. The fast
+    workload runs on `fast_model` (left out without one), and not by the peer."""
     seeds = list(range(n_samples))
     rows: list[dict[str, Any]] = [{"parallel": p} for p in parallel]
     peer_rows: dict[str, Any] = {}
     for w in workloads:
+        runs_on = fast_model if w.fast else model
+        if runs_on is None:
+            continue
         made = []
         for p in parallel:
             progress(f"batch: {w.name} ({w.example}), {n_samples} samples, P = {p}")
-            made.append(ours(model, w, seeds, p))
+            made.append(ours(runs_on, w, seeds, p))
         for row, m in zip(rows, made, strict=True):
             row[w.name] = row_of(m, made[0], w.whole_objects)
+        if w.fast:
+            continue
         progress(f"batch: {w.name} ({w.example}), {n_samples} samples, the peer")
         peer_rows[w.name] = row_of(peer(peer_llama, model, w, seeds), made[0], w.whole_objects)
     # The flat numbers `--json` promises per P: those of the whole-object workload.
@@ -165,5 +180,7 @@ def batch_table(
         "batch": rows,
         "batch_peer": peer_rows,
         "batch_samples": n_samples,
-        "batch_workloads": {w.name: w.example for w in workloads},
+        "batch_workloads": {
+            w.name: w.example for w in workloads if not w.fast or fast_model is not None
+        },
     }

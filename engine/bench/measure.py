@@ -25,6 +25,7 @@ loads Qt and a crash in Qt or app code costs those numbers only (null with a not
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -68,6 +69,7 @@ from engine.bench.steps import (
     pct,
     rate,
 )
+from engine.bench.tiny_model import tiny_model
 from engine.decode.loop import generate
 from engine.errors import MaskscopeError
 from engine.examples import load_example
@@ -475,10 +477,13 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
     print(
         f"batch: the same {result['batch_samples']} samples (seeds {SEED}…), every record "
         f"kept; objects = {names['objects']} to the end, decode = {names['decode']} cut at "
-        f"{result['steps']} steps",
+        f"{result['steps']} steps"
+        + ("; fast = decode on the fast model" if "fast" in names else ""),
         file=out,
     )
     heads = ["objects tok/s", "valid/min", "× P=1", "decode tok/s", "× P=1"]
+    fast = "fast" in names  # the decode on the fast model, when it ran
+    heads += ["fast tok/s", "× P=1"] if fast else []
     _row("", heads, "target (decode × P=1)", out)
     rows = [(f"P = {r['parallel']}", r) for r in result["batch"]]
     for label, row in [*rows, ("peer (one at a time)", result["batch_peer"])]:
@@ -489,6 +494,9 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
             _fmt(row["decode"]["tokens_per_s"]),
             _fmt(row["decode"]["speedup"]),
         ]
+        if fast:
+            made = row.get("fast") or {}
+            cells += [_fmt(made.get("tokens_per_s")), _fmt(made.get("speedup"))]
         _row(label, cells, _batch_target(row, "decode"), out)
 
 
@@ -520,14 +528,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         steps,
         _progress,
     )
-    batch = batch_table(
-        model,
-        peer,
-        batch_workloads(steps, TEMPERATURE, SEED),
-        QUICK_BATCH_SAMPLES if args.quick else BATCH_SAMPLES,
-        QUICK_PARALLEL if args.quick else PARALLEL,
-        _progress,
-    )
+    fast = Model.load(dataclasses.replace(settings, path=str(tiny_model("gemma3"))))
+    try:
+        batch = batch_table(
+            model,
+            peer,
+            batch_workloads(steps, TEMPERATURE, SEED),
+            QUICK_BATCH_SAMPLES if args.quick else BATCH_SAMPLES,
+            QUICK_PARALLEL if args.quick else PARALLEL,
+            _progress,
+            fast,
+        )
+    finally:
+        fast.close()
     engine_loads = engine_workloads(args.quick)
     engines = engine_table(model, engine_loads, steps, TEMPERATURE, SEED, _progress)
     _progress(f"chart updates: {len(records)} records")

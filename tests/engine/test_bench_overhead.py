@@ -9,8 +9,10 @@ import os
 from typing import Any
 
 import pytest
+from bench_batch import fixed_batch
 
-from engine.bench.measure import _cell, _row, _target, target_report
+from engine.bench.batch import Made, row_of
+from engine.bench.measure import _cell, _row, _target, print_batch_table, target_report
 from engine.bench.overhead import overhead_table, print_overhead_table
 from engine.bench.steps import BackendSamples, backend_summary
 from engine.examples import load_example
@@ -57,6 +59,23 @@ def test_no_free_core_leaves_its_column_out_and_its_target_unjudged() -> None:
     result["targets"] = target_report(result)
     verdict = result["targets"]["overhead.fast.free_core.backends.llguidance.overhead_ratio"]
     assert verdict == {"max": 0.05, "met": None}
+
+
+def test_the_batch_table_shows_the_fast_decode_beside_the_real_one() -> None:
+    result = fixed_batch()
+    fast = {1: Made(512, 0, 4.0), 8: Made(512, 0, 1.0)}  # 4x at P = 8
+    for row in result["batch"]:
+        row["fast"] = row_of(fast[row["parallel"]], fast[1], False)
+    result["batch_workloads"]["fast"] = "invoice"
+    result["steps"] = 64
+    out = io.StringIO()
+    print_batch_table(result, out)
+    lines = out.getvalue().splitlines()
+    assert "fast tok/s" in lines[2]
+    eight = next(line for line in lines if line.strip().startswith("P = 8"))
+    assert eight.split()[8:10] == ["512", "4.000"]
+    peer = next(line for line in lines if line.strip().startswith("peer"))
+    assert peer.split()[-2:] == ["n/a", "n/a"]  # the peer runs the real model only
 
 
 @pytest.mark.slow
