@@ -27,7 +27,7 @@ from app.text_edit import use_monospace
 from app.theme import chart_colors
 from engine.runs.compare import (
     MASS_SHIFT,
-    Choice,
+    ChosenToken,
     Divergence,
     RunComparison,
     SpanKind,
@@ -39,7 +39,7 @@ from engine.runs.saved import SavedRun
 EMPTY = "No comparison yet: after your next run, this shows what changed since the one before."
 
 
-def choice_words(choice: Choice | None, run: str) -> str:
+def choice_words(choice: ChosenToken | None, run: str) -> str:
     if choice is None:
         return f"nothing ({run} had ended)"
     return f"{choice.text!r} ({run})"

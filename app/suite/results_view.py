@@ -47,7 +47,7 @@ FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class ResultRow:
     sample: Sample
     run: SavedRun
 
@@ -104,9 +104,9 @@ def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 
 
-def _cells(row: Row | FileRow) -> tuple[list[str], str, str]:
+def _cells(row: ResultRow | FileRow) -> tuple[list[str], str, str]:
     """The row's cells (the last says why it fails, or "passes"), its tooltip, its name."""
-    s = row.sample if isinstance(row, Row) else row
+    s = row.sample if isinstance(row, ResultRow) else row
     n_fields = len(s.fields) if isinstance(s, Sample) else s.n_fields
     text = s.result.text if isinstance(s, Sample) else s.text
     why = "; ".join(s.failures)
@@ -234,7 +234,7 @@ class ResultsView(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.notice)
         layout.addWidget(self.table, 1)
-        self.rows: list[Row | FileRow] = []
+        self.rows: list[ResultRow | FileRow] = []
         self.source = ""  # the result file shown; "" for a run in the window
 
     def clear(self, text: str = "") -> None:
@@ -259,15 +259,15 @@ class ResultsView(QWidget):
 
     def add(self, sample: Sample, run: SavedRun) -> None:
         """A sample as it finishes: added at the end, shaded if it fails."""
-        self.rows.append(Row(sample, run))
+        self.rows.append(ResultRow(sample, run))
         self._fill(len(self.rows) - 1)
 
-    def finish(self, rows: list[Row], summary: Summary, verdict: Verdict) -> None:
+    def finish(self, rows: list[ResultRow], summary: Summary, verdict: Verdict) -> None:
         """The whole run: failing samples first, then in suite order."""
         self._show(rows)
         self.summary.setText(verdict_html(summary, verdict))
 
-    def _show(self, rows: list[Row] | list[FileRow]) -> None:
+    def _show(self, rows: list[ResultRow] | list[FileRow]) -> None:
         self.rows = sorted(rows, key=_passed)  # a stable sort
         self.source = ""
         self.notice.hide()
@@ -283,7 +283,7 @@ class ResultsView(QWidget):
             return
         row = self.rows[item.data(Qt.ItemDataRole.UserRole)]
         name = _cells(row)[2]
-        if isinstance(row, Row):
+        if isinstance(row, ResultRow):
             self.sig_open.emit(row.run, name)
         else:
             self.sig_open_key.emit(row.run_key or "", name)
@@ -306,5 +306,5 @@ class ResultsView(QWidget):
             self.table.setItem(at, c, item)
 
 
-def _passed(row: Row | FileRow) -> bool:
-    return row.sample.passed if isinstance(row, Row) else row.passed
+def _passed(row: ResultRow | FileRow) -> bool:
+    return row.sample.passed if isinstance(row, ResultRow) else row.passed

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.run.worker import RunController, SuiteRequest
 from app.suite.editor import SuiteEditor
-from app.suite.results_view import ResultsView, Row
+from app.suite.results_view import ResultRow, ResultsView
 from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import SavedRun
 from engine.settings import ModelSettings
@@ -237,7 +237,7 @@ class SuitePane(QWidget):
         planned = len(suite.cases) * suite.samples
         summary = summarise(done.samples, wall_s=done.wall_s, n_planned=planned)
         verdict = evaluate(summary, suite.thresholds)
-        rows = [Row(s, r) for s, r in zip(done.samples, done.runs, strict=True)]
+        rows = [ResultRow(s, r) for s, r in zip(done.samples, done.runs, strict=True)]
         self.results.finish(rows, summary, verdict)
         self.progress.setValue(len(done.samples))
         took = f"{done.wall_s:.1f} s"

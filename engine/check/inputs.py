@@ -16,7 +16,7 @@ _LABELLED = frozenset({"data", "valid", "description"})
 
 
 @dataclass(frozen=True, slots=True)
-class Instance:
+class FileInstance:
     data: Any
     valid: bool | None  # what the file says; None when it says nothing (jsonschema judges)
     description: str = ""
@@ -26,13 +26,13 @@ class Instance:
 
 
 @dataclass(frozen=True, slots=True)
-class Case:
+class SchemaCase:
     """One schema and the instances to check against it."""
 
     file: str
     group: str | None  # a JSON-Schema-Test-Suite group's description; None elsewhere
     schema: Any
-    instances: tuple[Instance, ...]
+    instances: tuple[FileInstance, ...]
 
     @property
     def name(self) -> str:
@@ -40,38 +40,40 @@ class Case:
         return stem if self.group is None else f"{stem}: {self.group}"
 
 
-def load_cases(path: str, instances: str | None = None) -> list[Case]:
+def load_cases(path: str, instances: str | None = None) -> list[SchemaCase]:
     """Every case in one file. `instances` (JSON lines) goes with a bare schema only."""
     data = _read_json(path)
     if instances is not None:
-        return [Case(path, None, data, tuple(_read_instances(instances)))]
+        return [SchemaCase(path, None, data, tuple(_read_instances(instances)))]
     if isinstance(data, list):
         return [_group(path, i, g) for i, g in enumerate(data)]
     if isinstance(data, dict) and isinstance(data.get("tests"), list) and "schema" in data:
-        return [Case(path, None, data["schema"], tuple(_labelled(path, t) for t in data["tests"]))]
+        return [
+            SchemaCase(path, None, data["schema"], tuple(_labelled(path, t) for t in data["tests"]))
+        ]
     raise MaskscopeError(
         f"{path} is neither a MaskBench file ({{schema, tests}}) nor a JSON-Schema-Test-Suite "
         "file (a list of groups); for a bare schema give its instances with --instances"
     )
 
 
-def _group(path: str, index: int, group: Any) -> Case:
+def _group(path: str, index: int, group: Any) -> SchemaCase:
     if not isinstance(group, dict) or "schema" not in group or "tests" not in group:
         raise MaskscopeError(f"{path}: group {index + 1} has no schema and tests")
     description = str(group.get("description") or f"group {index + 1}")
     tests = tuple(_labelled(path, t) for t in group["tests"])
-    return Case(path, description, group["schema"], tests)
+    return SchemaCase(path, description, group["schema"], tests)
 
 
-def _labelled(path: str, test: Any) -> Instance:
+def _labelled(path: str, test: Any) -> FileInstance:
     if not isinstance(test, dict) or "data" not in test:
         raise MaskscopeError(f"{path}: a test has no `data`")
     valid = test.get("valid")
     label = valid if isinstance(valid, bool) else None
-    return Instance(test["data"], label, str(test.get("description") or ""))
+    return FileInstance(test["data"], label, str(test.get("description") or ""))
 
 
-def _read_instances(path: str) -> list[Instance]:
+def _read_instances(path: str) -> list[FileInstance]:
     """One JSON value a line, or a labelled `{"data", "valid"?, "description"?}` line."""
     found = []
     for number, line in enumerate(read_text(path).splitlines(), start=1):
@@ -85,7 +87,7 @@ def _read_instances(path: str) -> list[Instance]:
         if isinstance(value, dict) and "data" in value and set(value) <= _LABELLED:
             found.append(_labelled(path, value))
         else:
-            found.append(Instance(value, None))
+            found.append(FileInstance(value, None))
     return found
 
 

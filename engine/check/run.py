@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.check.feed import Fed, feed_text
-from engine.check.inputs import Case, Instance
+from engine.check.inputs import FileInstance, SchemaCase
 from engine.check.pool import CRASHED, HUNG
-from engine.check.verdict import Verdict, explanation, schema_errors
+from engine.check.verdict import InstanceVerdict, explanation, schema_errors
 from engine.check.write import Arrange, document_order, llamacpp_order, properties_order, write
 from engine.errors import GrammarError, MaskscopeError
 from engine.masking import make_backend
@@ -31,7 +31,7 @@ class SchemaResult:
     compiled: bool
     error: str | None = None
     ms: float | None = None  # compile time
-    verdicts: tuple[Verdict, ...] = ()
+    verdicts: tuple[InstanceVerdict, ...] = ()
 
     @property
     def valid_n(self) -> int:
@@ -109,7 +109,7 @@ def key_order(compiler: str) -> Arrange:
     return document_order
 
 
-def check_case(model: Model, case: Case, compiler: str, backend_name: str) -> SchemaResult:
+def check_case(model: Model, case: SchemaCase, compiler: str, backend_name: str) -> SchemaResult:
     """Every instance of `case` through `compiler`'s grammar on `backend_name`."""
     from engine.grammar.compile import compile_schema
 
@@ -150,10 +150,10 @@ def _verdict(
     model: Model,
     backend: MaskBackend,
     compiled: CompiledSchema,
-    case: Case,
+    case: SchemaCase,
     index: int,
     arrange: Arrange,
-) -> Verdict:
+) -> InstanceVerdict:
     instance = case.instances[index]
     if instance.text is not None:
         return _raw_verdict(model, backend, instance, index)
@@ -171,7 +171,7 @@ def _verdict(
         raise _Unjudged(f"jsonschema cannot judge instance {index + 1}: {exc}") from exc
     let_through = fed.accepted and not valid
     gaps = explanation(case.schema, errors, compiled.unenforced) if let_through else ()
-    return Verdict(
+    return InstanceVerdict(
         index=index,
         description=instance.description,
         text=texts[0],
@@ -185,11 +185,13 @@ def _verdict(
     )
 
 
-def _raw_verdict(model: Model, backend: MaskBackend, instance: Instance, index: int) -> Verdict:
+def _raw_verdict(
+    model: Model, backend: MaskBackend, instance: FileInstance, index: int
+) -> InstanceVerdict:
     """A text that is not JSON is invalid against any schema: the grammar must refuse it, and
     no unenforced keyword can explain that it did not."""
     fed = _feed(model, backend, instance.text or "")
-    return Verdict(
+    return InstanceVerdict(
         index=index,
         description=instance.description,
         text=instance.text or "",
@@ -229,7 +231,7 @@ def _feed(model: Model, backend: MaskBackend, text: str) -> Fed:
         return Fed(False, 0, f"(backend error: {exc})")
 
 
-def _unjudged(case: Case) -> tuple[Verdict, ...]:
+def _unjudged(case: SchemaCase) -> tuple[InstanceVerdict, ...]:
     """jsonschema's verdicts alone, for a schema that got no grammar (or crashed)."""
     out = []
     for i, instance in enumerate(case.instances):
@@ -237,11 +239,13 @@ def _unjudged(case: Case) -> tuple[Verdict, ...]:
             valid = instance.text is None and not validation_issues(instance.data, case.schema)
         except Exception:  # jsonschema cannot read it: as the file says
             valid = bool(instance.valid)
-        out.append(Verdict(i, instance.description, "", valid, False, "no grammar", instance.valid))
+        out.append(
+            InstanceVerdict(i, instance.description, "", valid, False, "no grammar", instance.valid)
+        )
     return tuple(out)
 
 
-def no_verdict(case: Case, compiler: str, backend: str, error: str) -> SchemaResult:
+def no_verdict(case: SchemaCase, compiler: str, backend: str, error: str) -> SchemaResult:
     """A schema whose worker crashed or hung: jsonschema's counts, nothing accepted."""
     verdicts = _unjudged(case)
     return SchemaResult(case.file, case.group, compiler, backend, False, error, None, verdicts)
@@ -258,15 +262,17 @@ def load_model(path: str | None) -> Model:
     model = Model.load(ModelSettings(path=path, n_ctx=64, n_threads=1))
     # The first compile and backend pay for imports and llguidance's tokenizer; spend that
     # here, so that no schema's compile time carries it.
-    check_case(model, Case("warm-up", None, {"type": "integer"}, ()), "llamacpp", "llguidance")
+    check_case(
+        model, SchemaCase("warm-up", None, {"type": "integer"}, ()), "llamacpp", "llguidance"
+    )
     return model
 
 
-def check_task(model: Model, task: tuple[Case, str, str]) -> SchemaResult:
+def check_task(model: Model, task: tuple[SchemaCase, str, str]) -> SchemaResult:
     return check_case(model, *task)
 
 
-def lost_task(task: tuple[Case, str, str], why: str) -> SchemaResult:
+def lost_task(task: tuple[SchemaCase, str, str], why: str) -> SchemaResult:
     case, compiler, backend = task
     if backend == "outlines" and why.startswith(HUNG):
         # The pair's only slow part is outlines-core's regex automaton and Index, which

@@ -19,7 +19,7 @@ OTHER = "MaskBench and other files"
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
+class SummaryRow:
     compiler: str
     backend: str
     schemas: int
@@ -52,12 +52,12 @@ def corpus(line: Line) -> str:
     return SUITE if "group" in line else OTHER
 
 
-def rows(lines: Iterable[Line]) -> dict[str, list[Row]]:
+def rows(lines: Iterable[Line]) -> dict[str, list[SummaryRow]]:
     """Per corpus, one row per compiler and backend, in COMPILERS order."""
     groups: dict[tuple[str, str, str], list[Line]] = defaultdict(list)
     for line in lines:
         groups[corpus(line), line["compiler"], line["backend"]].append(line)
-    tables: dict[str, list[Row]] = {}
+    tables: dict[str, list[SummaryRow]] = {}
     for key in sorted(
         groups, key=lambda k: (k[0] != OTHER, _rank(COMPILERS, k[1]), _rank(BACKENDS, k[2]))
     ):
@@ -69,10 +69,10 @@ def _rank(names: tuple[str, ...], name: str) -> int:
     return names.index(name) if name in names else len(names)
 
 
-def _row(compiler: str, backend: str, lines: Sequence[Line], suite: bool) -> Row:
+def _row(compiler: str, backend: str, lines: Sequence[Line], suite: bool) -> SummaryRow:
     made = [ln for ln in lines if ln["compiled"]]
     times = [ln["ms"] for ln in made if ln.get("ms") is not None]
-    return Row(
+    return SummaryRow(
         compiler=compiler,
         backend=backend,
         schemas=len(lines),

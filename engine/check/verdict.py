@@ -27,7 +27,7 @@ _NOWHERE = object()
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class InstanceVerdict:
     """How one instance fared."""
 
     index: int

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.check.inputs import Case, load_cases
+from engine.check.inputs import SchemaCase, load_cases
 from engine.check.run import SchemaResult
 from engine.cli.base import EXIT_INVALID, EXIT_VALID
 from engine.cli.schema_file import add_root_argument, read_bundle
@@ -143,12 +143,12 @@ def _pairs(args: argparse.Namespace) -> list[Pair]:
     return pairs
 
 
-def _runs(args: argparse.Namespace, inputs: list[str]) -> list[tuple[list[Case], list[Pair]]]:
+def _runs(args: argparse.Namespace, inputs: list[str]) -> list[tuple[list[SchemaCase], list[Pair]]]:
     """The files' cases in input order, each with the pairs to run them under: the options'
     (or the defaults'), except that a suite brings its own compiler and backend, which
     --compiler and --backend override. Neighbours under the same pairs run together."""
     default = _pairs(args)
-    runs: list[tuple[list[Case], list[Pair]]] = []
+    runs: list[tuple[list[SchemaCase], list[Pair]]] = []
     for path in inputs:
         cases, own = _cases(path, args.instances, args.root)
         pairs = default
@@ -169,7 +169,7 @@ def _runs(args: argparse.Namespace, inputs: list[str]) -> list[tuple[list[Case],
 
 def _cases(
     path: str, instances: str | None, root: str | None = None
-) -> tuple[list[Case], Pair | None]:
+) -> tuple[list[SchemaCase], Pair | None]:
     """A file's cases, and for a suite (.suite.json) its compiler and backend: a suite gives
     its schema with its known instances. A schema that refers to other files is checked as
     one bundle, proven to judge the instances as its files do."""
@@ -188,7 +188,7 @@ def _cases(
     return [_proven(check_case(suite), suite_bundle(suite))], (suite.compiler, suite.backend)
 
 
-def _proven(case: Case, bundled: Bundled | None) -> Case:
+def _proven(case: SchemaCase, bundled: Bundled | None) -> SchemaCase:
     """The case with the bundle as its schema, once jsonschema judges each of its instances
     against the bundle as against the files (a line on stderr says so)."""
     if bundled is None or not bundled.files:
@@ -202,7 +202,7 @@ def _proven(case: Case, bundled: Bundled | None) -> Case:
 
 
 def _results(
-    args: argparse.Namespace, cases: list[Case], pairs: list[tuple[str, str]]
+    args: argparse.Namespace, cases: list[SchemaCase], pairs: list[tuple[str, str]]
 ) -> Iterator[SchemaResult]:
     """Every case under every pair, in input order, as workers finish them."""
     from functools import partial

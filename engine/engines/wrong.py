@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.check.inputs import Case
-from engine.check.verdict import Verdict
+from engine.check.inputs import SchemaCase
+from engine.check.verdict import InstanceVerdict
 from engine.engines.report import EngineResult
 from engine.engines.targets import TARGETS, Target
 from engine.suite.format import Instance, Suite
@@ -100,7 +100,7 @@ def _skip_reason(row: Target | None, result: EngineResult) -> str | None:
 
 
 def _feed(
-    case: Case,
+    case: SchemaCase,
     runs: list[tuple[str, str, str]],
     model: str | None,
     jobs: int,
@@ -129,7 +129,7 @@ def _feed(
     return found
 
 
-def _judged(verdicts: Sequence[Verdict]) -> WrongInstances:
+def _judged(verdicts: Sequence[InstanceVerdict]) -> WrongInstances:
     accepts, rejects = [], []
     for v in verdicts:
         if v.label is False and v.accepted:
@@ -139,7 +139,7 @@ def _judged(verdicts: Sequence[Verdict]) -> WrongInstances:
     return WrongInstances(tuple(accepts), tuple(rejects), len(verdicts))
 
 
-def _let_through(verdict: Verdict) -> str:
+def _let_through(verdict: InstanceVerdict) -> str:
     if verdict.valid:
         return "accepted, and jsonschema finds it valid too: the schema allows it"
     if verdict.explained_by:

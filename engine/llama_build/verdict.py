@@ -42,7 +42,7 @@ class BrokenBuildError(MaskscopeError):
 
 
 @dataclass(frozen=True)
-class Verdict:
+class BuildVerdict:
     """How the check process ended: facts only, so a cached verdict reads in today's words."""
 
     ok: bool
@@ -126,18 +126,18 @@ def _read_verdicts(path: Path) -> dict[str, dict]:
     return data if isinstance(data, dict) else {}
 
 
-def cached_verdict(key: str) -> Verdict | None:
+def cached_verdict(key: str) -> BuildVerdict | None:
     for path in _verdict_paths():
         found = _read_verdicts(path).get(key)
         if isinstance(found, dict):
             try:
-                return Verdict(**found)
+                return BuildVerdict(**found)
             except TypeError:
                 continue  # written by another version of this module
     return None
 
 
-def _store(verdict: Verdict) -> None:
+def _store(verdict: BuildVerdict) -> None:
     for path in _verdict_paths():
         kept = _read_verdicts(path)
         kept.pop(verdict.fingerprint, None)
@@ -203,7 +203,7 @@ def _text(data: bytes | str | None) -> str:
     return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data or ""
 
 
-def run_probe(model_path: Path, key: str, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
+def run_probe(model_path: Path, key: str, timeout: float = PROBE_TIMEOUT_S) -> BuildVerdict:
     """Run the model in a child process and judge the build (fingerprint `key`) by how that
     child ends."""
     cmd = [sys.executable, "-m", "engine.llama_build.probe", str(model_path)]
@@ -217,17 +217,17 @@ def run_probe(model_path: Path, key: str, timeout: float = PROBE_TIMEOUT_S) -> V
     info = next((ln["system_info"] for ln in lines if "system_info" in ln), "")
     compiled = compiled_features(info)
     if returncode == 0 and any(ln.get("ok") for ln in lines):
-        return Verdict(True, key, compiled=" ".join(compiled))
+        return BuildVerdict(True, key, compiled=" ".join(compiled))
     error = next((ln["error"] for ln in lines if "error" in ln), None)
     if error is not None:  # the model, not the build: no verdict on the build
         raise MaskscopeError(f"the build check could not load the model: {error}")
     if returncode is not None and 0 < returncode < 128:  # Python failed, nothing crashed
         last = next((ln for ln in reversed(stderr.splitlines()) if ln.strip()), "no output")
         raise MaskscopeError(f"the build check could not run: {last.strip()}")
-    return Verdict(False, key, " ".join(compiled), returncode)
+    return BuildVerdict(False, key, " ".join(compiled), returncode)
 
 
-def ensure_build_runs(model_path: Path | None = None, use_cache: bool = True) -> Verdict:
+def ensure_build_runs(model_path: Path | None = None, use_cache: bool = True) -> BuildVerdict:
     """Raise BrokenBuildError unless the build has been seen running the model on this CPU."""
     key = fingerprint()
     verdict = cached_verdict(key) if use_cache else None

@@ -42,7 +42,7 @@ class DiffSpan:
 
 
 @dataclass(frozen=True, slots=True)
-class Choice:
+class ChosenToken:
     """The token one run chose at a step."""
 
     token_id: int
@@ -56,8 +56,8 @@ class Divergence:
     had already ended."""
 
     step: int
-    before: Choice | None
-    after: Choice | None
+    before: ChosenToken | None
+    after: ChosenToken | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +149,8 @@ def first_divergence(
     )
 
 
-def _choice(record: StepRecord) -> Choice:
-    return Choice(record.token_id, record.token_text, record.token_piece)
+def _choice(record: StepRecord) -> ChosenToken:
+    return ChosenToken(record.token_id, record.token_text, record.token_piece)
 
 
 def changed_inputs(before: SavedRun, after: SavedRun) -> tuple[str, ...]:

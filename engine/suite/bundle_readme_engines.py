@@ -16,7 +16,7 @@ from engine.suite.grammar_files import (
     LARK_FILE,
     XGRAMMAR_FILE,
     GrammarFile,
-    Proof,
+    GrammarProof,
     grammar_files,
 )
 
@@ -102,7 +102,7 @@ def _how_proven(tested: Tested) -> str:
     )
 
 
-def _judged(proof: Proof | None, escape: Escape) -> str:
+def _judged(proof: GrammarProof | None, escape: Escape) -> str:
     if proof is None:
         return "not checked"
     if proof.unchecked:
@@ -113,7 +113,7 @@ def _judged(proof: Proof | None, escape: Escape) -> str:
     return f"{proof.agreeing}/{proof.total}{word}"
 
 
-def _left_out(file: GrammarFile, proof: Proof | None, escape: Escape) -> str:
+def _left_out(file: GrammarFile, proof: GrammarProof | None, escape: Escape) -> str:
     why = file.refused or (proof.error if proof else "") or "it judged a text otherwise"
     return f"`{file.path}` ({file.engine}) is not shipped: {escape(why)}."
 

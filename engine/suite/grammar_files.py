@@ -71,7 +71,7 @@ class GrammarFile:
 
 
 @dataclass(frozen=True, slots=True)
-class Proof:
+class GrammarProof:
     """How one grammar file, read by its own engine, judged the known texts."""
 
     path: str
@@ -166,7 +166,7 @@ def known_texts(suite: Suite, outputs: list[str]) -> list[str]:
 
 def prove(
     model: Model, compiled: CompiledSchema, backend: str, files: list[GrammarFile], texts: list[str]
-) -> tuple[Proof, ...]:
+) -> tuple[GrammarProof, ...]:
     """Each file (that was made) against the tested grammar on `backend`, over `texts`. The
     tested grammar is run only when some file's engine can be: an outlines suite's regex is
     not run again (its index over the vocabulary takes minutes)."""
@@ -177,9 +177,11 @@ def prove(
     return tuple(_prove_one(model, f, texts, reference) for f in made)
 
 
-def _prove_one(model: Model, file: GrammarFile, texts: list[str], reference: list[bool]) -> Proof:
+def _prove_one(
+    model: Model, file: GrammarFile, texts: list[str], reference: list[bool]
+) -> GrammarProof:
     engine = file.engine
-    made = Proof(file.path, file.sha256, engine, _version(engine), 0, len(texts))
+    made = GrammarProof(file.path, file.sha256, engine, _version(engine), 0, len(texts))
     if engine not in _BACKEND:  # outlines-core: its Index over the vocabulary takes minutes
         return replace(made, unchecked="not run again: the tested regex ships as it ran")
     if (missing := missing_engine(_BACKEND[engine])) is not None:

@@ -21,7 +21,7 @@ from engine.suite.grammar_files import (
     REGEX_FILE,
     XGRAMMAR_FILE,
     GrammarFile,
-    Proof,
+    GrammarProof,
     grammar_files,
 )
 from engine.suite.metrics import Summary, Verdict
@@ -91,7 +91,7 @@ class Tested:
     exit_code: int
     # Each grammar file, read back by its engine, against the tested grammar (made at export;
     # none for a run on a server, which ships no bundle).
-    proofs: tuple[Proof, ...] = ()
+    proofs: tuple[GrammarProof, ...] = ()
     decoded: Decoded | None = None  # when the samples were decoded; None: at `provenance`'s
 
     @property
@@ -111,7 +111,7 @@ class Tested:
     def grammar_text(self) -> str:
         return self.compiled.grammar_text
 
-    def proof_of(self, file: GrammarFile) -> Proof | None:
+    def proof_of(self, file: GrammarFile) -> GrammarProof | None:
         """The proof made on exactly this file's text; None when there is none."""
         return next(
             (p for p in self.proofs if p.path == file.path and p.sha256 == file.sha256), None

@@ -8,7 +8,7 @@ from step_records import token_record
 from app.compare.previous import EMPTY, CompareView, divergence_text
 from app.theme import chart_colors
 from engine.records import FinishReason, RunResult
-from engine.runs.compare import Choice, Divergence
+from engine.runs.compare import ChosenToken, Divergence
 from engine.runs.saved import SavedRun
 
 _record = token_record
@@ -96,7 +96,7 @@ def test_copy_diff_puts_a_unified_diff_on_the_clipboard(qtbot):
 
 
 def test_divergence_where_a_run_had_ended():
-    text = divergence_text(Divergence(4, Choice(9, "}", "}"), None), 4)
+    text = divergence_text(Divergence(4, ChosenToken(9, "}", "}"), None), 4)
     assert text == (
         "First different choice at step 5 (counting from 1): '}' (the previous run) vs "
         "nothing (this run had ended)"

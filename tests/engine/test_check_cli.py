@@ -68,12 +68,14 @@ def test_a_missing_file_is_bad_input(capsys, tmp_path):
 
 def test_human_lines_for_gaps_and_crashes():
     from engine.check.run import SchemaResult
-    from engine.check.verdict import Verdict
+    from engine.check.verdict import InstanceVerdict
     from engine.cli.check import _human
     from engine.grammar.report import Unenforced
 
     gap = Unenforced("$", "maximum", "not in the grammar")
-    loose = Verdict(0, "", "7", valid=False, accepted=True, where="accepted", explained_by=(gap,))
+    loose = InstanceVerdict(
+        0, "", "7", valid=False, accepted=True, where="accepted", explained_by=(gap,)
+    )
     gaps = SchemaResult("s.json", None, "maskscope", "llguidance", True, None, 3.0, (loose,))
     assert _human(gaps).splitlines() == [
         "GAPS  s.json [maskscope on llguidance]: 0/0 valid accepted, 0/1 invalid rejected, 3 ms",

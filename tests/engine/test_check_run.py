@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import engine.grammar.compile as compile_module
-from engine.check.inputs import Case, Instance, load_cases
+from engine.check.inputs import FileInstance, SchemaCase, load_cases
 from engine.check.run import check_case, key_order, no_verdict
 from engine.check.write import llamacpp_order, properties_order
 from engine.grammar.compile import CompiledSchema
@@ -28,8 +28,8 @@ def _grammar(monkeypatch, gbnf: str, gaps: tuple[Unenforced, ...] = ()) -> None:
     monkeypatch.setattr(compile_module, "compile_schema", fake)
 
 
-def _case(schema, *values) -> Case:
-    return Case("t.json", None, schema, tuple(Instance(v, None) for v in values))
+def _case(schema, *values) -> SchemaCase:
+    return SchemaCase("t.json", None, schema, tuple(FileInstance(v, None) for v in values))
 
 
 def test_a_valid_instance_the_grammar_rejects_fails_the_schema(model, monkeypatch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from engine.check.compare import differences
 from engine.check.run import SchemaResult
 from engine.check.summary import OTHER, SUITE, rows, table
-from engine.check.verdict import Verdict
+from engine.check.verdict import InstanceVerdict
 
 
 def _line(file, compiler="maskscope", backend="llguidance", group=None, **over):
@@ -59,7 +59,7 @@ def test_table_is_markdown_with_percentages():
 
 def _result(compiler, backend, accepted, compiled=True):
     verdicts = tuple(
-        Verdict(i, f"case {i}", "", valid, ok, "")
+        InstanceVerdict(i, f"case {i}", "", valid, ok, "")
         for i, (valid, ok) in enumerate(zip((True, False), accepted, strict=True))
     )
     return SchemaResult("x.json", None, compiler, backend, compiled, None, 1.0, verdicts)

@@ -3,7 +3,7 @@ report of the failing keyword, on the subschema jsonschema judged by."""
 
 from __future__ import annotations
 
-from engine.check.verdict import Verdict, explanation, schema_errors
+from engine.check.verdict import InstanceVerdict, explanation, schema_errors
 from engine.grammar.report import Unenforced
 
 
@@ -54,13 +54,13 @@ def test_anyof_is_explained_by_one_branch_whose_errors_all_are():
 
 
 def test_verdict_kinds_and_excerpt():
-    over = Verdict(0, "", '{"a": 1}', valid=True, accepted=False, where="rejected", at=6)
+    over = InstanceVerdict(0, "", '{"a": 1}', valid=True, accepted=False, where="rejected", at=6)
     assert over.over_constrained and not over.unexplained and not over.agrees
     assert over.excerpt() == '{"a": ⟦here⟧1}'
-    loose = Verdict(1, "", "7", valid=False, accepted=True, where="accepted")
+    loose = InstanceVerdict(1, "", "7", valid=False, accepted=True, where="accepted")
     assert loose.unexplained
     gap = Unenforced("$", "maximum", "")
-    assert not Verdict(1, "", "7", False, True, "accepted", explained_by=(gap,)).unexplained
+    assert not InstanceVerdict(1, "", "7", False, True, "accepted", explained_by=(gap,)).unexplained
 
 
 def test_an_error_beneath_an_unenforced_keyword_is_explained_by_it():

@@ -23,9 +23,7 @@ def test_the_cheap_report_is_the_compiles_report(compiler):
     assert compiled.compiler == compiler
     gaps = gaps_of(SCHEMA, compiler)
     assert gaps is not None
-    assert {(g.path, g.keyword) for g in gaps} == {
-        (g.path, g.keyword) for g in compiled.unenforced
-    }
+    assert {(g.path, g.keyword) for g in gaps} == {(g.path, g.keyword) for g in compiled.unenforced}
 
 
 def test_an_unknown_compiler_has_no_report():

@@ -12,7 +12,7 @@ import socket
 
 import pytest
 
-from engine.check.inputs import Case, Instance
+from engine.check.inputs import FileInstance, SchemaCase
 from engine.check.run import check_case
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
@@ -98,7 +98,7 @@ def test_a_remote_meta_schema_is_not_fetched(offline) -> None:
 @pytest.mark.parametrize("compiler", COMPILERS)
 def test_check_reports_a_remote_ref_without_fetching(offline, model, compiler) -> None:
     # check_case is what each `maskscope check` worker runs; in-process so the guard holds.
-    case = Case("remote.json", None, REMOTE_REFS[1], (Instance({"a": 1}, True),))
+    case = SchemaCase("remote.json", None, REMOTE_REFS[1], (FileInstance({"a": 1}, True),))
     result = check_case(model, case, compiler, "llguidance")
     assert not result.compiled
     assert REMOTE in (result.error or "")

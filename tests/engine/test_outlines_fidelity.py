@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.check.inputs import Case, load_cases
+from engine.check.inputs import SchemaCase, load_cases
 from engine.check.pool import HUNG
 from engine.check.run import check_case, lost_task
 from engine.settings import ModelSettings
@@ -44,7 +44,7 @@ def bare_model():
     m.close()
 
 
-def _cases(name: str) -> list[Case]:
+def _cases(name: str) -> list[SchemaCase]:
     return load_cases(str(DEV / name), None)
 
 
@@ -81,7 +81,7 @@ def test_a_bare_vocabulary_adds_no_space_before_the_text(bare_model):
 
 
 def test_an_outlines_schema_past_the_time_limit_did_not_compile_and_did_not_crash():
-    case = Case("slow.json", None, {"type": "integer"}, ())
+    case = SchemaCase("slow.json", None, {"type": "integer"}, ())
     result = lost_task((case, "outlines", "outlines"), f"{HUNG}no verdict after 120 s")
     assert not result.compiled and not result.crashed
     assert result.error == "outlines-core did not compile the schema: no verdict after 120 s"

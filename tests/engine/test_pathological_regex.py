@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.check.inputs import Case, Instance
+from engine.check.inputs import FileInstance, SchemaCase
 from engine.check.run import check_case
 from engine.decode.loop import finish_run
 from engine.errors import MaskscopeError, PatternTimeoutError
@@ -174,8 +174,8 @@ def test_masks_under_pathological_patterns_are_computed(model, backend: str, eve
 def test_check_judges_an_instance_against_a_backtracking_pattern(model, backend: str) -> None:
     # What `maskscope check` does for each instance: feed it through the grammar, ask
     # jsonschema, and explain a disagreement.
-    case = Case("evil.json", None, {"type": "string", "pattern": BACKTRACKS},
-                (Instance(EVIL, False), Instance("a" * 29, True)))  # fmt: skip
+    case = SchemaCase("evil.json", None, {"type": "string", "pattern": BACKTRACKS},
+                (FileInstance(EVIL, False), FileInstance("a" * 29, True)))  # fmt: skip
     with returns_quickly():
         result = check_case(model, case, "maskscope", backend)
     assert result.error is None
@@ -317,8 +317,8 @@ def test_a_jsonschema_that_moved_its_modules_validates_unbounded(monkeypatch, ca
 
 def test_check_says_an_instance_past_the_time_limit_cannot_be_judged(model) -> None:
     # `maskscope check` on a pattern only regex runs: the case ends with the reason, no hang.
-    case = Case("evil.json", None, {"type": "string", "pattern": LOOKAROUND},
-                (Instance(LONG_EVIL, True),))  # fmt: skip
+    case = SchemaCase("evil.json", None, {"type": "string", "pattern": LOOKAROUND},
+                (FileInstance(LONG_EVIL, True),))  # fmt: skip
     result = _in_a_thread(lambda: check_case(model, case, "maskscope", "llguidance"))
     assert result.error is not None
     assert result.error.startswith("jsonschema cannot judge instance 1: the pattern /")

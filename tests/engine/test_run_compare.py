@@ -11,7 +11,7 @@ from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.compare import (
-    Choice,
+    ChosenToken,
     SpanKind,
     compare_runs,
     diff_spans,
@@ -55,15 +55,15 @@ def test_first_divergence_is_the_first_different_token():
     d = first_divergence(a, b)
     assert d is not None
     assert d.step == 2
-    assert d.before == Choice(3, "EUR", "EUR")
-    assert d.after == Choice(4, "USD", "USD")
+    assert d.before == ChosenToken(3, "EUR", "EUR")
+    assert d.after == ChosenToken(4, "USD", "USD")
 
 
 def test_first_divergence_where_one_run_ended_and_none_when_identical():
     a = [_record(0, 1, "{"), _record(1, 2, "}")]
     d = first_divergence(a, a[:1])
     assert d is not None and d.step == 1
-    assert d.before == Choice(2, "}", "}") and d.after is None
+    assert d.before == ChosenToken(2, "}", "}") and d.after is None
     assert first_divergence(a, list(a)) is None
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.check.inputs import Case, load_cases
+from engine.check.inputs import SchemaCase, load_cases
 from engine.check.run import SchemaResult, check_case
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -26,7 +26,7 @@ FILES = sorted((DATA / "json-schema-test-suite").glob("*.json")) + sorted(
 )
 
 
-def _cases() -> list[Case]:
+def _cases() -> list[SchemaCase]:
     return [case for path in FILES for case in load_cases(str(path))]
 
 
@@ -39,7 +39,7 @@ def _silent(result: SchemaResult) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def cases() -> list[Case]:
+def cases() -> list[SchemaCase]:
     return _cases()
 
 

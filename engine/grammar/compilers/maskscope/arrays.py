@@ -17,7 +17,7 @@ from engine.grammar.compilers.maskscope.rules import alternatives, literal
 from engine.grammar.compilers.maskscope.values import json_text
 
 if TYPE_CHECKING:
-    from engine.grammar.compilers.maskscope.compiler import Compiler
+    from engine.grammar.compilers.maskscope.compiler import GrammarWriter
 
 ARRAY_KEYWORDS = (
     "items", "prefixItems", "additionalItems", "minItems", "maxItems", "contains", "uniqueItems",
@@ -108,7 +108,7 @@ def _prefix_and_rest(
     return prefix, rest_part
 
 
-def array_rule(comp: Compiler, flat: list[Part], path: str) -> str:
+def array_rule(comp: GrammarWriter, flat: list[Part], path: str) -> str:
     if not any(k in p.schema for p in flat for k in ARRAY_KEYWORDS):
         return "json-array"
     shape = shape_of(comp.ctx, flat)
@@ -137,7 +137,7 @@ def array_rule(comp: Compiler, flat: list[Part], path: str) -> str:
     return comp.rules.add("array", f'"[" ws {body} "]"')
 
 
-def _rest(comp: Compiler, shape: ArrayShape) -> str | None:
+def _rest(comp: GrammarWriter, shape: ArrayShape) -> str | None:
     parts = [rest for _, rest in shape.prefixes if rest is not None]
     try:
         return comp.compile(parts)
@@ -146,7 +146,7 @@ def _rest(comp: Compiler, shape: ArrayShape) -> str | None:
 
 
 def _special(
-    comp: Compiler,
+    comp: GrammarWriter,
     shape: ArrayShape,
     items: list[str],
     rest: str | None,
@@ -170,7 +170,7 @@ def _special(
 
 
 def _contains(
-    comp: Compiler,
+    comp: GrammarWriter,
     shape: ArrayShape,
     items: list[str],
     rest: str | None,
@@ -209,7 +209,7 @@ def _contains(
 
 
 def _counted(
-    comp: Compiler,
+    comp: GrammarWriter,
     hit: str | None,
     miss: str | None,
     hits: tuple[int, int | None],
@@ -256,7 +256,7 @@ def _counted(
     return names[(0, 0)]
 
 
-def _unique(comp: Compiler, shape: ArrayShape, low: int, high: int | None) -> str | None:
+def _unique(comp: GrammarWriter, shape: ArrayShape, low: int, high: int | None) -> str | None:
     domain = finite_domain(comp.ctx, [r for _, r in shape.prefixes if r is not None])
     if domain is None or len(domain) > _MAX_UNIQUE:
         return None
@@ -307,7 +307,7 @@ def finite_domain(ctx: Context, parts: list[Part]) -> list[Any] | None:
 
 
 def _sequence(
-    comp: Compiler, items: list[str], rest: str | None, low: int, high: int | None
+    comp: GrammarWriter, items: list[str], rest: str | None, low: int, high: int | None
 ) -> str:
     """Items in order, then the rest repeated, with the length in [low, high]."""
     tail = _tail(rest, len(items), low, high)

@@ -58,7 +58,7 @@ def compile_to_gbnf(schema: Any) -> OwnGrammar:
     """GBNF for the schema; GrammarError when nothing satisfies it or a ref is remote."""
     if schema is False:
         raise GrammarError("the schema `false` allows no value")
-    compiler = Compiler(schema)
+    compiler = GrammarWriter(schema)
     try:
         root = compiler.compile([compiler.ctx.resolver.root_part])
     except Unsatisfiable as exc:
@@ -71,7 +71,7 @@ def compile_to_gbnf(schema: Any) -> OwnGrammar:
     return OwnGrammar(gbnf, tuple(dict.fromkeys(compiler.ctx.gaps)), paths)
 
 
-class Compiler:
+class GrammarWriter:
     """One compilation: the rules written so far and the subschemas already named."""
 
     def __init__(self, schema: Any) -> None:

@@ -29,7 +29,7 @@ from engine.grammar.compilers.maskscope.values import json_text, string_except
 from engine.schema import patterns
 
 if TYPE_CHECKING:
-    from engine.grammar.compilers.maskscope.compiler import Compiler
+    from engine.grammar.compilers.maskscope.compiler import GrammarWriter
 
 OBJECT_KEYWORDS = (
     "properties", "required", "additionalProperties", "patternProperties", "propertyNames",
@@ -114,7 +114,7 @@ def shape_of(ctx: Context, flat: list[Part]) -> Shape:
     return shape
 
 
-def object_rule(comp: Compiler, flat: list[Part], path: str) -> str:
+def object_rule(comp: GrammarWriter, flat: list[Part], path: str) -> str:
     ctx = comp.ctx
     if not any(k in p.schema for p in flat for k in OBJECT_KEYWORDS):
         return "json-object"
@@ -140,11 +140,13 @@ def object_rule(comp: Compiler, flat: list[Part], path: str) -> str:
     return comp.rules.add("object", f'"{{" ws {body} "}}"')
 
 
-def _member(comp: Compiler, key: str, value: str) -> str:
+def _member(comp: GrammarWriter, key: str, value: str) -> str:
     return comp.rules.add("kv", f'{key} ws ":" ws {value} ws')
 
 
-def _extra_members(comp: Compiler, shape: Shape, declared: dict[str, str], path: str) -> str | None:
+def _extra_members(
+    comp: GrammarWriter, shape: Shape, declared: dict[str, str], path: str
+) -> str | None:
     """One additional key and its value, as any of the ways it may be written; None: none."""
     ctx = comp.ctx
     if shape.finite_names is not None:
@@ -203,7 +205,7 @@ def _names_pattern(ctx: Context, shape: Shape) -> str | None:
     return merged.string["pattern"]
 
 
-def _classified_members(comp: Compiler, shape: Shape, names_pattern: str | None) -> str | None:
+def _classified_members(comp: GrammarWriter, shape: Shape, names_pattern: str | None) -> str | None:
     """Additional members by the exact set of patterns their key matches (keys.py); ""
     when no additional key is allowed, None when the patterns are beyond the automaton.
     With propertyNames' pattern, only keys matching it too."""
@@ -229,7 +231,7 @@ def _classified_members(comp: Compiler, shape: Shape, names_pattern: str | None)
 
 
 def _class_keys(
-    comp: Compiler, patterns: list[str], names: list[str]
+    comp: GrammarWriter, patterns: list[str], names: list[str]
 ) -> dict[frozenset[int], str] | None:
     """Each key class's key rule, once per set of patterns and names in a compilation
     (objects of one schema share them, and a failed automaton is costly to retry)."""
@@ -249,7 +251,7 @@ def _class_keys(
 
 
 def _pattern_members(
-    comp: Compiler, shape: Shape, declared: dict[str, str], path: str
+    comp: GrammarWriter, shape: Shape, declared: dict[str, str], path: str
 ) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """Members for the keys patternProperties allow; with the patterns a key trie can
     exclude from other keys (covered) and the values of those it cannot (opaque)."""
@@ -293,7 +295,7 @@ def _pattern_members(
     return options, covered, opaque
 
 
-def _simple_key(comp: Compiler, shape: Shape, simple: tuple[str, str]) -> str | None:
+def _simple_key(comp: GrammarWriter, shape: Shape, simple: tuple[str, str]) -> str | None:
     """Keys a simple pattern matches, but not the declared names (their place is earlier)."""
     kind, text = simple
     if kind == "exact":
@@ -303,7 +305,7 @@ def _simple_key(comp: Compiler, shape: Shape, simple: tuple[str, str]) -> str | 
 
 
 def _regex_key(
-    comp: Compiler, regex: str, part: Part, declared: dict[str, str], value: str | None
+    comp: GrammarWriter, regex: str, part: Part, declared: dict[str, str], value: str | None
 ) -> str:
     ctx = comp.ctx
     text = regex_rule(comp.rules, regex, part.path, ctx.gaps)
@@ -325,7 +327,7 @@ def _regex_key(
 
 
 def _names_key(
-    comp: Compiler,
+    comp: GrammarWriter,
     shape: Shape,
     declared: dict[str, str],
     value: str,
@@ -414,7 +416,11 @@ def _disjoint(a: tuple[str, str], b: tuple[str, str]) -> bool:
 
 
 def _sequence(
-    comp: Compiler, shape: Shape, entries: list[tuple[str, str, bool]], extra: str | None, path: str
+    comp: GrammarWriter,
+    shape: Shape,
+    entries: list[tuple[str, str, bool]],
+    extra: str | None,
+    path: str,
 ) -> str:
     """Members in order, each optional one skippable, with the count within bounds."""
     low, high = shape.min_props, shape.max_props
@@ -455,7 +461,9 @@ def _sequence(
     return start
 
 
-def _tail(comp: Compiler, extra: str | None, count: int, low: int, high: int | None) -> str | None:
+def _tail(
+    comp: GrammarWriter, extra: str | None, count: int, low: int, high: int | None
+) -> str | None:
     lo = max(0, low - count)
     hi = None if high is None else high - count
     if extra is None or hi == 0:
