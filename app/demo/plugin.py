@@ -20,10 +20,10 @@ from app.compare.branches import BranchesView
 from app.compare.unconstrained import SideBySideView
 from app.demo.branching import Branching
 from app.demo.explanation_panel import ExplanationPanel
-from app.demo.exports import ask_and_export_report
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
 from app.run.freshness import Freshness
+from app.shell.exports import ask_and_export_report
 from app.shell.files import ask_save_path
 from engine.errors import MaskscopeError
 from engine.records import StepRecord

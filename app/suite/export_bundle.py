@@ -1,5 +1,5 @@
 """File > Export Bundle: the Suite pane's suite as the folder `maskscope export` writes
-(engine/suite/bundle.py: schema, tested grammar, suite, reports, README, snippets, hashes).
+(engine/suite/bundle/export.py: schema, tested grammar, suite, reports, README, snippets, hashes).
 
 A bundle states what was tested, so it is written from a finished run of exactly this suite
 on this model: the pane's last run when neither changed since, else the suite is run first,
@@ -28,7 +28,7 @@ from app.background import start_daemon
 from engine.errors import MaskscopeError
 from engine.model.llama import Model
 from engine.settings import ModelSettings
-from engine.suite.bundle import (
+from engine.suite.bundle.export import (
     BundleError,
     Tested,
     bundle_folder_name,

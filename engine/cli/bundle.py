@@ -1,6 +1,6 @@
 """`maskscope export SUITE --out DIR`: run the suite (cached samples read back) and write the
 bundle a team ships: schema, tested grammar (in every engine's syntax), suite, reports,
-README, snippets, hashes (engine/suite/bundle.py). Its exit code is the test's: 0 passed, 1 a
+README, snippets, hashes (engine/suite/bundle/export.py). Its exit code is the test's: 0 passed, 1 a
 threshold failed (the bundle is still written, and its README says FAILED), 2 bad input, a
 harness error or a cancel (no bundle is written)."""
 
@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from engine.cli.suite import ctrl_c_cancels, load_model, progress_printer
-    from engine.suite.bundle import export_suite
+    from engine.suite.bundle.export import export_suite
     from engine.suite.cache import RunCache
     from engine.suite.load import load_suite
     from engine.suite.summary import EXIT_ERROR

@@ -180,9 +180,9 @@ def _cases(
         check_size(instances, "instances")
         [case] = load_cases(path, instances)
         return [_proven(case, read_bundle(path, root))], None
+    from engine.suite.bundle.schema_files import suite_bundle
     from engine.suite.instances import check_case
     from engine.suite.load import load_suite
-    from engine.suite.schema_files import suite_bundle
 
     suite = load_suite(path)
     return [_proven(check_case(suite), suite_bundle(suite))], (suite.compiler, suite.backend)
@@ -193,7 +193,7 @@ def _proven(case: SchemaCase, bundled: Bundled | None) -> SchemaCase:
     against the bundle as against the files (a line on stderr says so)."""
     if bundled is None or not bundled.files:
         return case
-    from engine.suite.schema_files import proof_line, proven
+    from engine.suite.bundle.schema_files import proof_line, proven
 
     data = [i.data for i in case.instances if i.text is None]
     proof = proven(bundled, data, "instance")

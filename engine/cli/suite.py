@@ -64,7 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_server_arguments(p: argparse.ArgumentParser) -> None:
-    from engine.suite.server import MODES
+    from engine.suite.server.request import MODES
 
     p.add_argument(
         "--server",
@@ -156,8 +156,8 @@ def cmd_test(args: argparse.Namespace) -> int:
 def _run_on_server(args: argparse.Namespace) -> int:
     from engine.suite.load import load_suite
     from engine.suite.metrics import evaluate, summarise
-    from engine.suite.server import ServerOptions
-    from engine.suite.server_run import run_suite_on_server
+    from engine.suite.server.request import ServerOptions
+    from engine.suite.server.run import run_suite_on_server
 
     suite = load_suite(args.suite)
     model = load_model(args)  # only to read the outputs back through the tested grammar
@@ -181,7 +181,7 @@ def _run_on_server(args: argparse.Namespace) -> int:
         rest = tuple(p for p in verdict.problems if not p.startswith("cancelled: "))
         verdict = dataclasses.replace(verdict, problems=(made.stopped, *rest))
     if args.html:
-        from engine.suite.server_report import server_report, server_tested
+        from engine.suite.server.report import server_report, server_tested
         from engine.suite.summary import EXIT_ERROR, exit_code
 
         code = EXIT_ERROR if done.cancelled else exit_code(verdict)
@@ -219,8 +219,8 @@ def _run(args: argparse.Namespace) -> int:
     verdict = evaluate(summary, suite.thresholds)
     _say_cached(done)
     if args.html:
-        from engine.suite.bundle import tested_hashes, tested_of
-        from engine.suite.bundle_report import bundle_report
+        from engine.suite.bundle.export import tested_hashes, tested_of
+        from engine.suite.bundle.report import bundle_report
 
         tested = tested_of(model, suite, done)
         _write(args.html, bundle_report(tested, tested_hashes(tested)))
@@ -230,7 +230,7 @@ def _run(args: argparse.Namespace) -> int:
 def _say_cached(done: SuiteRun) -> None:
     """How many samples came from the run cache and when they were decoded: the result is
     of that decoding, not of this run."""
-    from engine.suite.tested import Decoded
+    from engine.suite.bundle.tested import Decoded
 
     decoded = Decoded.of(done.runs, done.cached)
     if decoded is not None and decoded.n_cached:

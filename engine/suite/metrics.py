@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from engine.explain.marks import Mark, mark
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.suite.format import Expectation, Thresholds
-from engine.suite.server_note import ServerNote
+from engine.suite.server.note import ServerNote
 
 RUNAWAY_WHITESPACE_RUN = 16
 RUNAWAY_WHITESPACE_SHARE = 0.5
@@ -86,7 +86,7 @@ class Sample:
     # The run cache's key of this sample's run (engine/suite/cache.py sample_key), which
     # opens it again from a result file; empty when the run was not made by a suite runner.
     run_key: str = ""
-    server: ServerNote | None = None  # for a sample made on a server (engine/suite/server_run.py)
+    server: ServerNote | None = None  # for a sample made on a server (engine/suite/server/run.py)
     # The server's own time on the sample, from its timings; None where it reported none.
     server_ms: float | None = None
 
@@ -341,7 +341,7 @@ class Summary:
     n_cancelled: int
     wall_s: float | None  # the batch's wall time, when the caller measured it
     n_planned: int | None = None  # samples the run set out to make, when the caller says
-    # Samples made on a server (engine/suite/server_run.py): those whose output ignored the
+    # Samples made on a server (engine/suite/server/run.py): those whose output ignored the
     # schema, and the token logprobs the server returned (mean and minimum over every token).
     n_failed_open: int = 0
     mean_logprob: float | None = None

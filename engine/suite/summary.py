@@ -52,7 +52,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.suite.metrics import THRESHOLDS, CaseSummary, Check, Sample, Summary, Verdict
-from engine.suite.server_note import ServerNote
+from engine.suite.server.note import ServerNote
 from engine.suite.verdicts import case_verdict
 
 FORMAT = "maskscope-test-result"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.demo.exports import export_report
+from app.shell.exports import export_report
 from engine.errors import MaskscopeError
 from engine.runs.saved import load_run
 
@@ -15,7 +15,7 @@ RUN = Path(__file__).parent.parent / "data" / "runs" / "currency-logits.json"
 def test_the_replayed_run_exports_as_a_report(qtbot, window, tmp_path, monkeypatch):
     assert window.open_run(str(RUN))
     out = tmp_path / "report"
-    monkeypatch.setattr("app.demo.exports.ask_save_path", lambda *a: str(out) + ".html")
+    monkeypatch.setattr("app.shell.exports.ask_save_path", lambda *a: str(out) + ".html")
     assert window.demo.export_report()
     text = (tmp_path / "report.html").read_text(encoding="utf-8")
     run = load_run(RUN)

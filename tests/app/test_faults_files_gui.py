@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.demo.exports import export_report
 from app.main_window import MainWindow
+from app.shell.exports import export_report
 from engine.errors import MaskscopeError
 from engine.runs.saved import load_run
 from engine.suite.bundled import load_bundled_suite

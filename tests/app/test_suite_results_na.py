@@ -13,7 +13,7 @@ from engine.runs.saved import SavedRun
 from engine.settings import GenerationSettings
 from engine.suite.format import Thresholds
 from engine.suite.metrics import Sample, evaluate, field_results, runaway_of_pieces, summarise
-from engine.suite.server_note import ServerNote
+from engine.suite.server.note import ServerNote
 from engine.suite.summary import summary_to_json
 
 SCHEMA = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}})

@@ -24,12 +24,12 @@ from engine.grammar.judge.parser_check import check_gbnf
 from engine.model.paths import default_model_path
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import model_digest
-from engine.suite import bundle as bundling  # its names tested_of and Tested look like tests
-from engine.suite.bundle_readme import fenced, md
+from engine.suite.bundle import export as bundling  # its names tested_of and Tested look like tests
+from engine.suite.bundle.promptfoo import expectation_js, nunjucks_prompt
+from engine.suite.bundle.readme import fenced, md
 from engine.suite.format import Expectation
 from engine.suite.load import load_suite
 from engine.suite.metrics import sample_from_run
-from engine.suite.promptfoo import expectation_js, nunjucks_prompt
 from engine.suite.run import SuiteRun
 
 HOSTILE = '<script>alert(1)</script> </textarea> {{ 1 }} "q"'  # {{ 1 }}: no placeholder
@@ -203,7 +203,7 @@ def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
     assert good["description"] == "good" and good["vars"] == {"note": "We won the contract."}
     assert [a["type"] for a in good["assert"]] == ["javascript"]  # $.ok equals true
     assert bad == {"description": "bad", "vars": {"note": "The server burned down."}}
-    # promptfoo's Ajv reads a draft-07 copy of the schema (engine/suite/promptfoo_schema.py).
+    # promptfoo's Ajv reads a draft-07 copy of the schema (engine/suite/bundle/promptfoo_schema.py).
     checked = [{"type": "is-json", "value": "file://schema.promptfoo.json"}]
     assert config["defaultTest"]["assert"] == checked
     assert json.loads((bundle / "schema.promptfoo.json").read_text(encoding="utf-8"))

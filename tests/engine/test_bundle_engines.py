@@ -25,7 +25,7 @@ import pytest
 
 from engine.cli.main import main
 from engine.grammar.compile import compile_schema
-from engine.suite.grammar_files import (
+from engine.suite.bundle.grammar_files import (
     LARK_FILE,
     XGRAMMAR_FILE,
     grammar_files,

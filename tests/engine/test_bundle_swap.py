@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.records import FinishReason, RunResult
-from engine.suite import bundle as bundling  # its names tested_of and Tested look like tests
+from engine.suite.bundle import export as bundling  # its names tested_of and Tested look like tests
 from engine.suite.load import suite_from_json
 from engine.suite.metrics import sample_from_run
 from engine.suite.run import SuiteRun

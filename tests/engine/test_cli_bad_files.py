@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.schema.nesting import MAX_FILE_BYTES
-from engine.suite.server import read_answer
+from engine.suite.server.request import read_answer
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"

@@ -20,10 +20,10 @@ from engine.errors import ModelLoadError
 from engine.model.llama import Model
 from engine.model.paths import default_model_path
 from engine.settings import ModelSettings
-from engine.suite import server_run
 from engine.suite.load import suite_from_json
-from engine.suite.server import ServerOptions
-from engine.suite.server_run import run_suite_on_server
+from engine.suite.server import run as server_run
+from engine.suite.server.request import ServerOptions
+from engine.suite.server.run import run_suite_on_server
 from tests.engine.test_suite_server_client import SUITE, _send, fake_server
 
 COMPLETION = {"choices": [{"text": '{"a": 1}', "finish_reason": "stop"}]}

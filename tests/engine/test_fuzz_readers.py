@@ -21,8 +21,8 @@ from engine.suite.cases import read_rows
 from engine.suite.compare import compare_results, comparison_text, load_result
 from engine.suite.format import Thresholds
 from engine.suite.load import suite_from_json
-from engine.suite.server import RESPONSE_FORMAT, read_answer
-from engine.suite.server_client import HttpRefusal, parse_reply
+from engine.suite.server.client import HttpRefusal, parse_reply
+from engine.suite.server.request import RESPONSE_FORMAT, read_answer
 from tests.engine.test_suite_verdicts_agree import _run as verdicts_run
 
 FUZZ = settings(max_examples=150, derandomize=True, deadline=None,

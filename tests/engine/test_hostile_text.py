@@ -31,14 +31,14 @@ from engine.records import FinishReason, ValidationIssue
 from engine.report import render_report
 from engine.runs.provenance import Provenance
 from engine.runs.saved import SavedRun, load_run
-from engine.suite import tested as tested_module  # its Tested is no test class
-from engine.suite.bundle import converter_gap, write_bundle
+from engine.suite.bundle import tested as tested_module  # its Tested is no test class
+from engine.suite.bundle.export import converter_gap, write_bundle
+from engine.suite.bundle.promptfoo import nunjucks_prompt
 from engine.suite.format import Thresholds
 from engine.suite.junit import junit_xml
 from engine.suite.load import suite_from_json
 from engine.suite.metrics import evaluate, sample_from_run, summarise
-from engine.suite.promptfoo import nunjucks_prompt
-from engine.suite.server_report import server_report
+from engine.suite.server.report import server_report
 
 # What breaks HTML, Vue/Jinja/Nunjucks, JSON, Python, shell, YAML and Markdown.
 HOSTILE = (

@@ -20,9 +20,9 @@ import pytest
 from engine.cli.main import main
 from engine.schema.validate import validation_issues
 from engine.suite.load import suite_from_json
-from engine.suite.server import ServerOptions
-from engine.suite.server_client import ServerClient
-from engine.suite.server_run import run_suite_on_server
+from engine.suite.server.client import ServerClient
+from engine.suite.server.request import ServerOptions
+from engine.suite.server.run import run_suite_on_server
 
 pytestmark = pytest.mark.slow  # a child process serving the model, a few tokens a second
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from engine.suite.promptfoo import PROMPTFOO_VERSION
-from engine.suite.promptfoo_schema import promptfoo_schema
+from engine.suite.bundle.promptfoo import PROMPTFOO_VERSION
+from engine.suite.bundle.promptfoo_schema import promptfoo_schema
 
 NODE_MODULES = Path(__file__).resolve().parents[2] / "build" / "node" / "node_modules"
 # promptfoo's getAjv (src/assertions/json.ts in 0.121): one strict Ajv with ajv-formats.

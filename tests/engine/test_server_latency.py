@@ -13,8 +13,8 @@ from engine.cli.main import main
 from engine.suite.format import Thresholds
 from engine.suite.load import suite_from_json
 from engine.suite.metrics import evaluate, summarise
-from engine.suite.server import ServerOptions
-from engine.suite.server_run import run_suite_on_server
+from engine.suite.server.request import ServerOptions
+from engine.suite.server.run import run_suite_on_server
 
 pytestmark = pytest.mark.slow  # a server process
 

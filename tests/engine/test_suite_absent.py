@@ -13,9 +13,9 @@ import pytest
 
 from engine.cli.main import main
 from engine.errors import SuiteError
+from engine.suite.bundle.promptfoo import expectation_js
 from engine.suite.format import Expectation
 from engine.suite.load import suite_from_json, suite_to_json
-from engine.suite.promptfoo import expectation_js
 
 ABSENT = Expectation("$.email", "absent", None)
 ABSENT_OR_NULL = Expectation("$.email", "absent_or_null", None)

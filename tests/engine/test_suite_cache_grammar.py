@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.runs.saved import load_run
-from engine.suite import bundle as bundling  # its names tested_of and Tested look like tests
 from engine.suite import cache as caching
+from engine.suite.bundle import export as bundling  # its names tested_of and Tested look like tests
 from engine.suite.cache import RunCache
 from engine.suite.run import run_suite
 from tests.small_suite import currency_cut

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import SuiteError
-from engine.suite.bundle import bundle_folder_name, write_bundle
+from engine.suite.bundle.export import bundle_folder_name, write_bundle
 from engine.suite.load import load_suite
 from tests.engine.test_hostile_text import made_tested
 

@@ -24,9 +24,9 @@ from engine.model.paths import default_model_path
 from engine.runs.provenance import model_digest
 from engine.schema.validate import validation_issues
 from engine.suite.load import suite_from_json
-from engine.suite.server import ServerOptions, response_format
-from engine.suite.server_client import HttpRefusal, ServerClient
-from engine.suite.server_run import run_suite_on_server
+from engine.suite.server.client import HttpRefusal, ServerClient
+from engine.suite.server.request import ServerOptions, response_format
+from engine.suite.server.run import run_suite_on_server
 from tests.llama_cpp_python_server import LlamaCppPythonServer
 
 pytestmark = pytest.mark.slow  # a child process serving the model

@@ -20,9 +20,9 @@ from engine.cli.main import main
 from engine.errors import SuiteError
 from engine.records import FinishReason
 from engine.suite.load import suite_from_json
-from engine.suite.server import ServerOptions, read_answer, refuses_format
-from engine.suite.server_client import HttpRefusal, ServerClient, ServerUnreachable
-from engine.suite.server_run import run_suite_on_server
+from engine.suite.server.client import HttpRefusal, ServerClient, ServerUnreachable
+from engine.suite.server.request import ServerOptions, read_answer, refuses_format
+from engine.suite.server.run import run_suite_on_server
 
 SUITE = {
     "format": "maskscope-suite",

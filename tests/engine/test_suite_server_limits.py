@@ -24,9 +24,9 @@ import pytest
 
 from engine.errors import SuiteError
 from engine.suite.load import suite_from_json
-from engine.suite.server import ServerOptions, read_answer
-from engine.suite.server_client import Reply, ServerClient, ServerUnreachable
-from engine.suite.server_run import run_suite_on_server
+from engine.suite.server.client import Reply, ServerClient, ServerUnreachable
+from engine.suite.server.request import ServerOptions, read_answer
+from engine.suite.server.run import run_suite_on_server
 from tests.engine.test_suite_server_client import SUITE, _send, fake_server
 
 

@@ -21,7 +21,7 @@ from engine.suite.metrics import (
     sample_from_run,
     summarise,
 )
-from engine.suite.server_note import ServerNote
+from engine.suite.server.note import ServerNote
 from engine.suite.summary import summary_text, summary_to_json
 
 SCHEMA = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}})

@@ -11,13 +11,13 @@ from engine.grammar.compile import compile_schema
 from engine.records import FinishReason
 from engine.runs.provenance import Provenance
 from engine.settings import GenerationSettings
-from engine.suite import tested as tested_module  # its Tested is no test class
-from engine.suite.bundle import converter_gap
+from engine.suite.bundle import tested as tested_module  # its Tested is no test class
+from engine.suite.bundle.export import converter_gap
 from engine.suite.format import Thresholds
 from engine.suite.load import suite_from_json
 from engine.suite.metrics import Sample, evaluate, field_results, runaway_of_pieces, summarise
-from engine.suite.server_note import ServerNote
-from engine.suite.server_report import server_report
+from engine.suite.server.note import ServerNote
+from engine.suite.server.report import server_report
 
 HOSTILE = '<script>alert(1)</script> {{ 1 }} "q"'
 SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}

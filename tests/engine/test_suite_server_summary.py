@@ -16,8 +16,8 @@ from engine.suite.compare import compare_results, comparison_text
 from engine.suite.format import Thresholds
 from engine.suite.junit import junit_xml
 from engine.suite.metrics import Sample, evaluate, field_results, runaway_of_pieces, summarise
-from engine.suite.server_note import ServerNote
-from engine.suite.server_run import GrammarCheck
+from engine.suite.server.note import ServerNote
+from engine.suite.server.run import GrammarCheck
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_text, summary_to_json
 
 SCHEMA = json.dumps(

@@ -16,10 +16,10 @@ import xmlschema
 
 from engine.grammar.compile import compile_schema
 from engine.runs.provenance import Provenance
-from engine.suite import tested as tested_module  # its Tested is no test class
-from engine.suite.bundle import converter_gap
-from engine.suite.bundle_readme import bundle_readme
-from engine.suite.bundle_report import bundle_report
+from engine.suite.bundle import tested as tested_module  # its Tested is no test class
+from engine.suite.bundle.export import converter_gap
+from engine.suite.bundle.readme import bundle_readme
+from engine.suite.bundle.report import bundle_report
 from engine.suite.format import Expectation, Thresholds
 from engine.suite.junit import junit_xml
 from engine.suite.load import suite_from_json

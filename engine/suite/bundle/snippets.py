@@ -1,7 +1,7 @@
 """The bundle's requests: one JSON body per server that takes the tested grammar (or, for
 `response_format`, the schema), and snippets/servers.json, which says for each what server it
 is for, how to start one, its endpoint and where its fields are documented. snippets/post.py
-sends any of them and fails loudly (engine/suite/snippet_scripts.py).
+sends any of them and fails loudly (engine/suite/bundle/snippet_scripts.py).
 
 Each request sends what the tested run used: the prompt as the model read it, max_tokens,
 temperature and seed, and every sampler Maskscope does not use turned off (top-k, top-p,
@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.settings import GenerationSettings
-from engine.suite.grammar_files import GBNF_FILE, LARK_FILE, XGRAMMAR_FILE
-from engine.suite.snippet_scripts import LLAMA_CPP_PYTHON_PY, POST_PY
+from engine.suite.bundle.grammar_files import GBNF_FILE, LARK_FILE, XGRAMMAR_FILE
+from engine.suite.bundle.snippet_scripts import LLAMA_CPP_PYTHON_PY, POST_PY
 
 if TYPE_CHECKING:
-    from engine.suite.tested import Tested
+    from engine.suite.bundle.tested import Tested
 
 GRAMMAR_FILE = GBNF_FILE
 SCHEMA_FILE = "schema.json"
@@ -221,7 +221,7 @@ def json_text(data: Any) -> str:
 
 
 def snippet_files(tested: Tested) -> dict[str, str]:
-    """The bundle's grammar files (engine/suite/grammar_files.py: the tested one and each
+    """The bundle's grammar files (engine/suite/bundle/grammar_files.py: the tested one and each
     translation no proof found to differ) and its snippets/, path -> text."""
     files = {g.path: g.text for g in tested.shipped_grammars()}
     made = requests(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.errors import SuiteError
 from engine.settings import GenerationSettings
-from engine.suite.server_client import HttpRefusal
+from engine.suite.server.client import HttpRefusal
 
 if TYPE_CHECKING:  # the command line reads MODES: building it must not load llama.cpp
     from engine.grammar.compile import CompiledSchema

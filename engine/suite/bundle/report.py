@@ -6,7 +6,7 @@ so a page pasted into a wiki or a site with a client-side template engine shows 
 prompt as text instead of evaluating it.
 
 `maskscope test --server URL --html FILE` writes the same page for a run on a server
-(engine/suite/server_report.py): given `server` (ServerInfo.to_json), it names the server,
+(engine/suite/server/report.py): given `server` (ServerInfo.to_json), it names the server,
 its mode and the model the server reported where a local run names its model file and hash.
 """
 
@@ -24,7 +24,7 @@ from engine.suite.template import render_prompt
 from engine.suite.verdicts import case_verdict
 
 if TYPE_CHECKING:
-    from engine.suite.tested import Tested
+    from engine.suite.bundle.tested import Tested
 
 _EXTRA_CSS = """
 table.grid { border-collapse: collapse; width: 100%; font-size: 14px; margin: 6px 0; }

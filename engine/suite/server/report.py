@@ -1,5 +1,5 @@
 """`maskscope test SUITE --server URL --html FILE`: the self-contained report of a run on a
-server. It is the bundle's page (engine/suite/bundle_report.py) told the server: it names the
+server. It is the bundle's page (engine/suite/bundle/report.py) told the server: it names the
 server, its mode and the model the server reported instead of a local model file and its
 hash, and shows n/a for what only local decoding measures (valid mass, overruled and forced
 steps). The hashes it lists are those of the schema and of the tested grammar, the one sent
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
-from engine.suite.bundle import sha256_text, tested_with
-from engine.suite.bundle_report import bundle_report
+from engine.suite.bundle.export import sha256_text, tested_with
+from engine.suite.bundle.report import bundle_report
+from engine.suite.bundle.tested import Tested
 from engine.suite.format import Suite
 from engine.suite.metrics import Summary, Verdict
 from engine.suite.template import render_prompt
-from engine.suite.tested import Tested
 
 
 def server_tested(

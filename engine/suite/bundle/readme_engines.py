@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from engine.suite import snippets
-from engine.suite.grammar_files import (
+from engine.suite.bundle import snippets
+from engine.suite.bundle.grammar_files import (
     GBNF_FILE,
     LARK_FILE,
     XGRAMMAR_FILE,
@@ -21,7 +21,7 @@ from engine.suite.grammar_files import (
 )
 
 if TYPE_CHECKING:
-    from engine.suite.tested import Tested
+    from engine.suite.bundle.tested import Tested
 
 # Who reads each file: the servers whose requests in snippets/ carry it.
 _READERS = {

@@ -1,7 +1,7 @@
 """What a tested suite is, as the bundle states it: the suite, its compiled grammar, the
 run's summary and verdict, the provenance and where llama-server's converter departs.
 
-Apart from engine/suite/bundle.py so that the bundle's README and report, which read it,
+Apart from engine/suite/bundle/export.py so that the bundle's README and report, which read it,
 and the bundle, which writes them, do not import each other.
 """
 
@@ -14,8 +14,7 @@ from engine.grammar.compile import CompiledSchema
 from engine.grammar.report import Unenforced
 from engine.runs.provenance import Provenance
 from engine.runs.saved import SavedRun
-from engine.suite.format import Suite
-from engine.suite.grammar_files import (
+from engine.suite.bundle.grammar_files import (
     GBNF_FILE,
     LLGUIDANCE_FILE,
     REGEX_FILE,
@@ -24,6 +23,7 @@ from engine.suite.grammar_files import (
     GrammarProof,
     grammar_files,
 )
+from engine.suite.format import Suite
 from engine.suite.metrics import Summary, Verdict
 
 LLGUIDANCE_GRAMMAR = LLGUIDANCE_FILE

@@ -12,7 +12,7 @@ from typing import Any
 from engine.errors import MaskscopeError
 from engine.schema.nesting import read_limited
 from engine.schema.siblings import Bundled, Proof, bundle_schema, same_verdicts
-from engine.suite import snippets
+from engine.suite.bundle import snippets
 from engine.suite.format import Suite
 
 RECORD_FILE = "schema_files.json"

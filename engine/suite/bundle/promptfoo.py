@@ -1,6 +1,6 @@
 """The bundle's promptfooconfig.yaml: the suite's cases as promptfoo `vars`, its prompt, an
 `is-json` assertion against `file://schema.promptfoo.json` (schema.json as promptfoo's Ajv
-takes it: engine/suite/promptfoo_schema.py), and each expected field value as a `javascript`
+takes it: engine/suite/bundle/promptfoo_schema.py), and each expected field value as a `javascript`
 assertion, so a team on promptfoo keeps testing the same schema there.
 
 It runs unchanged on the server the bundle recommends, llama-server, and on llama-cpp-python's
@@ -27,12 +27,12 @@ import json
 import re
 from typing import Any
 
+from engine.suite.bundle.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
+from engine.suite.bundle.snippets import SERVER_URL, json_text
 from engine.suite.format import ABSENT_KINDS, Case, Expectation, Suite
 from engine.suite.jsonpath import parse_path
-from engine.suite.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
-from engine.suite.server import _SAMPLER_OFF as SAMPLER_OFF  # what --server sends
-from engine.suite.server import JSON_OBJECT, response_format
-from engine.suite.snippets import SERVER_URL, json_text
+from engine.suite.server.request import _SAMPLER_OFF as SAMPLER_OFF  # what --server sends
+from engine.suite.server.request import JSON_OBJECT, response_format
 from engine.suite.template import PLACEHOLDER
 
 # The promptfoo `make` installs and the bundle's README names (tools/promptfoo/package.json

@@ -1,7 +1,7 @@
-"""Running a suite on an OpenAI-compatible server (engine/suite/server.py says what each mode
-sends): every case × N samples as concurrent requests, each read back into the same Sample a
-local run makes, less what only local decoding sees (the per-step masks: valid mass, forced
-and overruled steps are None, never 0).
+"""Running a suite on an OpenAI-compatible server (engine/suite/server/request.py says what
+each mode sends): every case × N samples as concurrent requests, each read back into the
+same Sample a local run makes, less what only local decoding sees (the per-step masks:
+valid mass, forced and overruled steps are None, never 0).
 
 The local model is used only to read the outputs: the fail-open check feeds each one through
 Maskscope's tested grammar (llguidance), and a sample whose output is invalid and which that
@@ -45,7 +45,9 @@ from engine.settings import GenerationSettings
 from engine.suite.format import Case, Suite
 from engine.suite.metrics import Sample, field_results, runaway_of_pieces
 from engine.suite.run import Progress, SuiteRun
-from engine.suite.server import (
+from engine.suite.server.client import HttpRefusal, Reply, ServerClient, ServerUnreachable
+from engine.suite.server.note import ServerNote
+from engine.suite.server.request import (
     FORMS,
     GRAMMAR,
     JSON_OBJECT,
@@ -57,8 +59,6 @@ from engine.suite.server import (
     refuses_format,
     request_for,
 )
-from engine.suite.server_client import HttpRefusal, Reply, ServerClient, ServerUnreachable
-from engine.suite.server_note import ServerNote
 from engine.suite.template import render_prompt
 
 _POLL_S = 0.1  # how often a wait for replies looks at should_stop

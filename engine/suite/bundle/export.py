@@ -17,7 +17,7 @@ is what was tested. The bundle holds:
   llama-cpp-python's server, vLLM, SGLang) or the schema (`response_format`), post.py that
   sends one and fails loudly, llama_cpp_python.py (snippets.py); promptfooconfig.yaml
   and the copy of the schema its `is-json` reads (schema.promptfoo.json,
-  engine/suite/promptfoo_schema.py);
+  engine/suite/bundle/promptfoo_schema.py);
 - hashes.json: the sha256 of every other file, and of the tested schema, grammar and model.
 """
 
@@ -41,20 +41,20 @@ from engine.grammar.compilers.llamacpp.coverage import unenforced_keywords
 from engine.model.llama import Model
 from engine.runs.provenance import provenance_of
 from engine.runs.saved import write_atomically
-from engine.suite import snippets
-from engine.suite.bundle_readme import bundle_readme
-from engine.suite.bundle_report import bundle_report
+from engine.suite.bundle import snippets
+from engine.suite.bundle.grammar_files import grammar_files, known_texts, prove
+from engine.suite.bundle.promptfoo import promptfoo_files
+from engine.suite.bundle.readme import bundle_readme
+from engine.suite.bundle.report import bundle_report
+from engine.suite.bundle.schema_files import record_files
+from engine.suite.bundle.tested import ConverterGap, Decoded, Tested
 from engine.suite.cache import RunCache
 from engine.suite.format import Suite
-from engine.suite.grammar_files import grammar_files, known_texts, prove
 from engine.suite.load import suite_to_json
 from engine.suite.metrics import Summary, Verdict, evaluate, summarise
-from engine.suite.promptfoo import promptfoo_files
 from engine.suite.run import Progress, SuiteRun, run_suite
-from engine.suite.schema_files import record_files
 from engine.suite.summary import EXIT_ERROR, exit_code, summary_to_json
 from engine.suite.template import render_prompt
-from engine.suite.tested import ConverterGap, Decoded, Tested
 
 HASHES = "hashes.json"
 SUITE_FILE = "suite.json"

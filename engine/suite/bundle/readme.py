@@ -14,15 +14,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from engine.suite.bundle_readme_engines import grammars_section, requests_section
-from engine.suite.bundle_report import converter_sentence
+from engine.suite.bundle.promptfoo import PROMPTFOO_VERSION, SERVER_URL_ENV
+from engine.suite.bundle.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
+from engine.suite.bundle.readme_engines import grammars_section, requests_section
+from engine.suite.bundle.report import converter_sentence
 from engine.suite.metrics import CaseSummary, Check, Verdict
-from engine.suite.promptfoo import PROMPTFOO_VERSION, SERVER_URL_ENV
-from engine.suite.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
 from engine.suite.verdicts import case_verdict
 
 if TYPE_CHECKING:
-    from engine.suite.tested import Tested
+    from engine.suite.bundle.tested import Tested
 
 # What inline text may make markup of anywhere in a line (CommonMark and GitHub's
 # extensions): escapes, code spans, emphasis with `*`, links and images (`[`), GFM's
@@ -50,8 +50,11 @@ def md(text: object) -> str:
 
 def code(text: object) -> str:
     """`text` as a code span in a table cell: a fence longer than any backtick run inside,
-    and `|` escaped, which GitHub's tables read before the span (GFM spec, example 200)."""
+    and `|` escaped, which GitHub's tables read before the span (GFM spec, example 200).
+    Text holding backticks is written escaped instead: no span for it to close early."""
     plain = " ".join(str(text).split())
+    if "`" in plain:
+        return md(plain)
     fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", plain)), default=0))
     pad = " " if plain[:1] == "`" or plain[-1:] == "`" else ""
     cell = plain.replace("|", "\\|")
