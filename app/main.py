@@ -81,6 +81,24 @@ def open_files(window: MainWindow, args: argparse.Namespace) -> bool:
     return opened
 
 
+def _application() -> QApplication:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Maskscope")
+    app.setOrganizationName("Maskscope")
+    app.setDesktopFileName("maskscope")  # Wayland matches the window to packaging/'s .desktop
+    app.setWindowIcon(app_icon())
+    return app
+
+
+def _keep_what_was_opened(window: MainWindow, args: argparse.Namespace) -> None:
+    if args.open_run:  # a replay from the command line is no edit to save on quitting
+        window.schema_editor.editor.document().setModified(False)
+    if args.schema or args.example or args.prompt_file or args.open_run:
+        window.keep_saved_draft()
+    if args.model:  # stored once it loads, so it must not depend on this folder
+        window.settings_panel.set_model_path(_absolute(args.model))
+
+
 def main_gui(args: argparse.Namespace) -> int:
     # The window loads llama.cpp as it opens: a build that would crash it is reported first.
     problem = build_problem()
@@ -93,11 +111,7 @@ def main_gui(args: argparse.Namespace) -> int:
         if path and not Path(path).is_file():
             print(f"maskscope gui: no such file: {path}", file=sys.stderr)
             return 2
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setApplicationName("Maskscope")
-    app.setOrganizationName("Maskscope")
-    app.setDesktopFileName("maskscope")  # Wayland matches the window to packaging/'s .desktop
-    app.setWindowIcon(app_icon())
+    app = _application()
     collector = gui_thread_garbage_collector()  # noqa: F841 (kept alive while the app runs)
     window = MainWindow()
     bug_report.install(window)
@@ -108,12 +122,7 @@ def main_gui(args: argparse.Namespace) -> int:
         print(f"maskscope gui: {window.last_report}", file=sys.stderr)
         window.close()  # ends the worker thread before Python tears Qt down
         return EXIT_BAD_INPUT
-    if args.open_run:  # a replay from the command line is no edit to save on quitting
-        window.schema_editor.editor.document().setModified(False)
-    if args.schema or args.example or args.prompt_file or args.open_run:
-        window.keep_saved_draft()
-    if args.model:  # stored once it loads, so it must not depend on this folder
-        window.settings_panel.set_model_path(_absolute(args.model))
+    _keep_what_was_opened(window, args)
     window.show()
     if args.presentation:
         window.demo.presentation.set_on(True)

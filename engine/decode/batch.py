@@ -80,12 +80,7 @@ def generate_batch(
     steps and cancels every sequence still running.
     """
     t_start = time.perf_counter()
-    if (problem := settings.problem()) is not None:
-        raise GrammarError(problem)
-    if settings.cross_check:
-        raise GrammarError("a batch of sequences does not cross-check: run them one at a time")
-    if not seeds:
-        raise PromptError("a batch needs at least one seed")
+    _refuse(settings, seeds)
     seqs: list[_Sequence] = []
     try:
         for i, seed in enumerate(seeds):  # one at a time, so a failure closes those made
@@ -115,26 +110,36 @@ def generate_batch(
         ctx.close()
         for s in seqs:
             s.backend.close()
-    return [
-        SequenceRun(
-            seeds[s.seq_id],
-            finish_run(
-                s.stepper.text(),
-                compiled,
-                s.finish or FinishReason.MAX_TOKENS,
-                s.stepper.n_tokens,
-                s.message,
-                total_ms=s.end_ms,
-                setup_ms=setup_ms,
-                prompt_ms=prompt_ms,
-                forward_ms=s.forward_ms,
-                mask_ms=s.stepper.mask_ms,
-                settings=s.settings,
-            ),
-            tuple(s.records),
-        )
-        for s in seqs
-    ]
+    return [_finished(s, seeds[s.seq_id], compiled, setup_ms, prompt_ms) for s in seqs]
+
+
+def _refuse(settings: GenerationSettings, seeds: Sequence[int]) -> None:
+    """What a batch cannot run, refused before anything is made."""
+    if (problem := settings.problem()) is not None:
+        raise GrammarError(problem)
+    if settings.cross_check:
+        raise GrammarError("a batch of sequences does not cross-check: run them one at a time")
+    if not seeds:
+        raise PromptError("a batch needs at least one seed")
+
+
+def _finished(
+    s: _Sequence, seed: int, compiled: CompiledSchema, setup_ms: float, prompt_ms: float
+) -> SequenceRun:
+    result = finish_run(
+        s.stepper.text(),
+        compiled,
+        s.finish or FinishReason.MAX_TOKENS,
+        s.stepper.n_tokens,
+        s.message,
+        total_ms=s.end_ms,
+        setup_ms=setup_ms,
+        prompt_ms=prompt_ms,
+        forward_ms=s.forward_ms,
+        mask_ms=s.stepper.mask_ms,
+        settings=s.settings,
+    )
+    return SequenceRun(seed, result, tuple(s.records))
 
 
 def _new_sequence(
