@@ -73,6 +73,7 @@ from engine.bench.tiny_model import tiny_model
 from engine.decode.loop import generate
 from engine.errors import MaskscopeError
 from engine.examples import load_example
+from engine.figures import figure
 from engine.grammar.compile import compile_schema
 from engine.masking import make_backend
 from engine.masking.llguidance import tokenizer_for
@@ -390,16 +391,8 @@ _BACKEND_ROWS = (
 _LABEL, _CELL = 40, 15
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, int) or abs(value) >= 100:
-        return f"{value:.0f}"
-    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3f}"
-
-
 def _cell(result: dict[str, Any], path: str) -> str:
-    text = _fmt(_lookup(result, path))
+    text = figure(_lookup(result, path))
     met = result["targets"].get(path, {}).get("met")
     return text if met is None else f"{text} {'met' if met else 'missed'}"
 
@@ -458,7 +451,7 @@ def print_table(result: dict[str, Any], out: TextIO) -> None:
         print_overhead_table(result["overhead"], lambda p: _cell(result, p), _row, _target, out)
     print_batch_table(result, out)
     if "engines" in result:
-        print_engine_table(result["engines"], _fmt, out)
+        print_engine_table(result["engines"], figure, out)
     for note in result["notes"]:
         print(f"note: {note}", file=out)
 
@@ -488,15 +481,15 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
     rows = [(f"P = {r['parallel']}", r) for r in result["batch"]]
     for label, row in [*rows, ("peer (one at a time)", result["batch_peer"])]:
         cells = [
-            _fmt(row["objects"]["tokens_per_s"]),
-            _fmt(row["objects"]["valid_per_min"]),
-            _fmt(row["objects"]["speedup"]),
-            _fmt(row["decode"]["tokens_per_s"]),
-            _fmt(row["decode"]["speedup"]),
+            figure(row["objects"]["tokens_per_s"]),
+            figure(row["objects"]["valid_per_min"]),
+            figure(row["objects"]["speedup"]),
+            figure(row["decode"]["tokens_per_s"]),
+            figure(row["decode"]["speedup"]),
         ]
         if fast:
             made = row.get("fast") or {}
-            cells += [_fmt(made.get("tokens_per_s")), _fmt(made.get("speedup"))]
+            cells += [figure(made.get("tokens_per_s")), figure(made.get("speedup"))]
         _row(label, cells, _batch_target(row, "decode"), out)
 
 

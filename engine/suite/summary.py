@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.figures import figure
 from engine.suite.metrics import THRESHOLDS, CaseSummary, Check, Sample, Summary, Verdict
 from engine.suite.server.note import ServerNote
 from engine.suite.verdicts import case_verdict
@@ -74,14 +75,6 @@ def exit_code(verdict: Verdict) -> int:
 _LABEL, _CELL = 44, 15
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, int) or abs(value) >= 100:
-        return f"{value:.0f}"
-    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3f}"
-
-
 def _row(label: str, cell: str, target: str = "") -> str:
     return f"  {label:<{_LABEL}}{cell:>{_CELL}}   {target}".rstrip()
 
@@ -99,17 +92,17 @@ def _threshold_cells(verdict: Verdict) -> dict[str, str]:
 
 def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
     bound = _threshold_cells(verdict)
-    mass = f"{_fmt(s.mean_valid_mass)} / {_fmt(s.min_valid_mass)}"
-    latency = f"{_fmt(s.latency_ms_p50)} / {_fmt(s.latency_ms_p95)}"
+    mass = f"{figure(s.mean_valid_mass)} / {figure(s.min_valid_mass)}"
+    latency = f"{figure(s.latency_ms_p50)} / {figure(s.latency_ms_p95)}"
     served = any(x.server is not None for x in s.samples)
     # A local sample's service time is its latency: one row holds either threshold.
     latency_bound = bound.get("latency_ms_p95", "" if served else bound.get("service_ms_p95", ""))
     return [
         _row("metric", "measured", "threshold"),
-        _row("validity rate", _fmt(s.validity_rate), bound.get("validity_rate", "")),
+        _row("validity rate", figure(s.validity_rate), bound.get("validity_rate", "")),
         _row(
             "truncation rate (cut at max_tokens)",
-            _fmt(s.truncation_rate),
+            figure(s.truncation_rate),
             bound.get("truncation_rate", ""),
         ),
         _row("valid mass mean / min (every step)", mass),
@@ -117,10 +110,10 @@ def _metric_rows(s: Summary, verdict: Verdict) -> list[str]:
         _row(f"forced steps{_of_steps(s)}", _count(s.n_forced)),
         _row(
             f"field accuracy ({s.fields_ok} of {s.fields_checked} fields)",
-            _fmt(s.field_accuracy),
+            figure(s.field_accuracy),
             bound.get("field_accuracy", ""),
         ),
-        _row(f"tokens/s ({s.n_tokens} tokens)", _fmt(s.tokens_per_s)),
+        _row(f"tokens/s ({s.n_tokens} tokens)", figure(s.tokens_per_s)),
         _row("latency ms per object p50 / p95", latency, latency_bound),
         _row("runaway samples (whitespace or repetition)", str(s.n_runaway)),
         *_server_rows(s, bound),
@@ -140,9 +133,9 @@ def _server_rows(s: Summary, bound: dict[str, str]) -> list[str]:
     """The rows only a run on a server has: the latency split into service and queue."""
     if not any(x.server is not None for x in s.samples):
         return []
-    logprob = f"{_fmt(s.mean_logprob)} / {_fmt(s.min_logprob)}"
-    service = f"{_fmt(s.service_ms_p50)} / {_fmt(s.service_ms_p95)}"
-    queue = f"{_fmt(s.queue_ms_p50)} / {_fmt(s.queue_ms_p95)}"
+    logprob = f"{figure(s.mean_logprob)} / {figure(s.min_logprob)}"
+    service = f"{figure(s.service_ms_p50)} / {figure(s.service_ms_p95)}"
+    queue = f"{figure(s.queue_ms_p50)} / {figure(s.queue_ms_p95)}"
     # Without the server's timings, service is the request's own time, any wait inside it.
     how = "server's own" if s.n_server_timed else "request's"
     return [
@@ -163,7 +156,7 @@ def _worst_cell(case: CaseSummary) -> str:
         return f"#{worst.index + 1} (seed {worst.seed}): runaway, {worst.runaway.reason}"
     if worst.min_valid_mass is None:  # made on a server: no masses
         return "all passed"
-    return f"all passed; lowest valid mass {_fmt(worst.min_valid_mass)} (#{worst.index + 1})"
+    return f"all passed; lowest valid mass {figure(worst.min_valid_mass)} (#{worst.index + 1})"
 
 
 def _case_rows(s: Summary) -> list[str]:
