@@ -6,7 +6,9 @@ here for a matching set whenever the scheme changes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
@@ -75,3 +77,13 @@ def is_dark() -> bool:
 
 def chart_colors() -> ChartColors:
     return DARK if is_dark() else LIGHT
+
+
+def theme_plot(plot: Any, colors: ChartColors, axes: Iterable[Any] = ("left", "bottom")) -> None:
+    """A pyqtgraph plot in the theme's colours: its background, and each axis (a name such
+    as "left", or an AxisItem) drawn and labelled in the foreground colour."""
+    plot.setBackground(colors.background)
+    for axis in axes:
+        item = plot.getAxis(axis) if isinstance(axis, str) else axis
+        item.setPen(colors.foreground)
+        item.setTextPen(colors.foreground)

@@ -28,7 +28,7 @@ from app.chart.bar_scale import axis_range, axis_ticks, bar_extent
 from app.chart.labels import LabelMaker
 from app.chart.token_axis import TokenAxis
 from app.glyphs import quoted
-from app.theme import ChartColors
+from app.theme import ChartColors, theme_plot
 from engine.records import Candidate, StepRecord
 
 BAR_THICKNESS = 0.38  # of a row, for each of a token's two bars
@@ -201,10 +201,7 @@ class CandidateBars(QWidget):
         )
 
     def apply_theme(self, colors: ChartColors) -> None:
-        self.plot.setBackground(colors.background)
-        for axis in (self.token_axis, self.p_axis):
-            axis.setPen(colors.foreground)
-            axis.setTextPen(colors.foreground)
+        theme_plot(self.plot, colors, (self.token_axis, self.p_axis))
         self.raw_valid_bars.setOpts(brush=colors.raw_valid, pen=pg.mkPen(colors.raw_valid))
         self.raw_masked_bars.setOpts(
             brush=QBrush(colors.raw_masked, Qt.BrushStyle.BDiagPattern),

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.chart.dip_labels import DipLabels
 from app.glyphs import quoted_token
-from app.theme import ChartColors, chart_colors
+from app.theme import ChartColors, chart_colors, theme_plot
 from engine.records import StepRecord
 
 LOG_FLOOR = 1e-12  # log axes cannot show 0
@@ -292,11 +292,7 @@ class MassPlot(QWidget):
             self.plot.setYRange(0, 1.05, padding=0)
 
     def apply_theme(self, colors: ChartColors) -> None:
-        self.plot.setBackground(colors.background)
-        for name in ("left", "bottom", "right"):
-            axis = self.plot.getAxis(name)
-            axis.setPen(colors.foreground)
-            axis.setTextPen(colors.foreground)
+        theme_plot(self.plot, colors, ("left", "bottom", "right"))
         entropy = entropy_color(colors)
         plain = self._plain
         mass_label, entropy_label = (

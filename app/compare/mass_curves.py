@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from app.compare.previous import with_alpha
-from app.theme import ChartColors, chart_colors
+from app.theme import ChartColors, chart_colors, theme_plot
 
 SHORT_RUN = 16  # steps; up to this many, every step has its tick
 
@@ -109,11 +109,7 @@ class MassCurves(QWidget):
 
     def apply_theme(self) -> None:
         colors = chart_colors()
-        self.plot.setBackground(colors.background)
-        for name in ("left", "bottom"):
-            axis = self.plot.getAxis(name)
-            axis.setPen(colors.foreground)
-            axis.setTextPen(colors.foreground)
+        theme_plot(self.plot, colors)
         entries = [
             (style.color(colors), ("▬▬ " if style.band else "━━ ") + style.label)
             for style in self.styles

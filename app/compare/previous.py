@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.text_edit import use_monospace
-from app.theme import chart_colors
+from app.theme import chart_colors, theme_plot
 from engine.runs.compare import (
     MASS_SHIFT,
     ChosenToken,
@@ -239,11 +239,7 @@ class CompareView(QWidget):
     # --- look and hover --------------------------------------------------------------------
     def apply_theme(self) -> None:
         colors = chart_colors()
-        self.plot.setBackground(colors.background)
-        for name in ("left", "bottom"):
-            axis = self.plot.getAxis(name)
-            axis.setPen(colors.foreground)
-            axis.setTextPen(colors.foreground)
+        theme_plot(self.plot, colors)
         entries = (
             (colors.mass_line, "━━ this run"),
             (colors.foreground, "╍╍ previous run"),
