@@ -17,8 +17,9 @@ from referencing.exceptions import Unresolvable
 
 from engine.errors import PatternTimeoutError
 from engine.schema.parse import schema_validator, unresolvable_error
+from engine.schema.pointer import path_text
 from engine.workbench.entries import Problem
-from engine.workbench.locate import locate, path_parts, path_text
+from engine.workbench.locate import locate, path_parts
 
 
 @dataclass(frozen=True, slots=True)

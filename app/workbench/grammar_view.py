@@ -51,7 +51,8 @@ from engine.errors import MaskscopeError
 from engine.grammar.compile import CompiledSchema
 from engine.grammar.rule_map import RuleMap, rule_map
 from engine.masking.grammar_text import Grammar, backend_grammar
-from engine.workbench.locate import Path, Spans, locate, path_parts, path_text
+from engine.schema.pointer import path_text
+from engine.workbench.locate import Path, Spans, locate, path_parts
 
 if TYPE_CHECKING:
     from app.workbench.schema_editor import SchemaEditor

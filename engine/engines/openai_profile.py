@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.grammar.report import Unenforced
+from engine.schema.pointer import path_text
 from engine.workbench.edits import add_member, replace_value
 from engine.workbench.entries import Fix
-from engine.workbench.locate import Path, Spans, path_text
+from engine.workbench.locate import Path, Spans
 from engine.workbench.walk import subschemas
 
 DOCS_URL = "https://platform.openai.com/docs/guides/structured-outputs#supported-schemas"

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from engine.grammar.compilers.maskscope.resolve import child_path
+from engine.schema.pointer import path_text
 
 WHITESPACE = frozenset(" \t\n\r")
 LITERALS = ("true", "false", "null")
@@ -60,13 +59,6 @@ class JsonPosition:
     @property
     def path_text(self) -> str:
         return path_text(self.path)
-
-
-def path_text(path: Sequence[str | int]) -> str:
-    text = "$"
-    for part in path:
-        text = child_path(text, part)
-    return text
 
 
 class JsonScanner:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from engine.explain.json_position import JsonScanner, Where, path_text
+from engine.explain.json_position import JsonScanner, Where
 from engine.explain.schema_at import dump, listed, object_keys, schema_at
+from engine.schema.pointer import path_text
 
 
 def key_order_reason(scanner: JsonScanner, piece: str, root: Any, valid: Iterable[str]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.explain.json_position import WHITESPACE, JsonPosition, JsonScanner, Where, path_text
+from engine.explain.json_position import WHITESPACE, JsonPosition, JsonScanner, Where
 from engine.explain.schema_at import (
     allowed_types,
     describe,
@@ -21,6 +21,7 @@ from engine.explain.schema_at import (
     schema_at,
     string_choices,
 )
+from engine.schema.pointer import path_text
 
 _KINDS = {"{": "object", "[": "array", '"': "string", "t": "boolean", "f": "boolean", "n": "null"}
 _NOUNS = {

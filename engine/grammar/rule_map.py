@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 
 from engine.grammar.compile import CompiledSchema
-from engine.grammar.compilers.maskscope.resolve import child_path
 from engine.grammar.rewrite import distinct_lark_names
+from engine.schema.pointer import child_path
 
 # Where a definition starts, per language: `name ::= ...` in GBNF, `name: ...` in Lark.
 _DEFINITION = {

@@ -17,8 +17,9 @@ from typing import Any
 
 from engine.grammar.compile import CompiledSchema
 from engine.grammar.compilers.llamacpp.coverage import _used_keywords
+from engine.schema.pointer import path_text
 from engine.workbench.entries import Problem
-from engine.workbench.locate import Path, Spans, path_parts, path_text
+from engine.workbench.locate import Path, Spans, path_parts
 from engine.workbench.walk import keywords_on, subschemas
 
 # Where the converter never writes a grammar for the subschema (it skips these keywords).

@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 from engine.grammar.compile import gaps_of
-from engine.schema.pointer import local_target
+from engine.schema.pointer import local_target, path_text
 from engine.workbench.edits import add_member, append_item, remove_item, replace_value
 from engine.workbench.entries import Fix, Problem, TextEdit
-from engine.workbench.locate import Path, Spans, path_text
+from engine.workbench.locate import Path, Spans
 from engine.workbench.walk import keywords_on, subschemas
 
 LINT_IDS = (

@@ -21,21 +21,7 @@ Path = tuple[Part, ...]
 _TOKEN = re.compile(
     r'("(?:[^"\\]|\\.)*")\s*:|([{\[])|([}\]])|("(?:[^"\\]|\\.)*"|[^\s{}\[\]:,"]+)', re.DOTALL
 )
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 _PATH_PART = re.compile(r"""\.([^.\[]+)|\[(\d+)\]|\[(['"])((?:\\.|(?!\3).)*)\3\]""")
-
-
-def path_text(parts: Path) -> str:
-    """("properties", "a b", 0) -> `$.properties['a b'][0]`, as the compiler spells paths."""
-    out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENTIFIER.fullmatch(part):
-            out += f".{part}"
-        else:
-            out += f"[{part!r}]"
-    return out
 
 
 def path_parts(path: str) -> Path | None:

@@ -7,8 +7,9 @@ from typing import Any
 from jsonschema.exceptions import ValidationError, best_match
 
 from engine.schema.parse import validator_class
+from engine.schema.pointer import path_text
 from engine.workbench.entries import Problem
-from engine.workbench.locate import Spans, path_text
+from engine.workbench.locate import Spans
 
 _WIDTH = 160  # a message quotes the offending value, which may be a whole subschema
 

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.schema.pointer import path_text
 from engine.schema.siblings import (
     Bundled,
     ExternalRefError,
@@ -22,7 +23,7 @@ from engine.schema.siblings import (
     fragment_tokens,
 )
 from engine.workbench.entries import Problem
-from engine.workbench.locate import Spans, locate, path_parts, path_text
+from engine.workbench.locate import Spans, locate, path_parts
 
 
 def ref_spot(spans: Spans, parts: Parts) -> tuple[int, int, int] | None:

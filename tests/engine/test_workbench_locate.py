@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from engine.workbench.locate import line_col, locate, path_parts, path_text
+from engine.schema.pointer import path_text
+from engine.workbench.locate import line_col, locate, path_parts
 
 TEXT = """{
   "type": "object",

@@ -19,8 +19,9 @@ from engine.grammar.compilers.maskscope.normalize import (
     is_plain_not,
     merge,
 )
-from engine.grammar.compilers.maskscope.resolve import Part, child_path
+from engine.grammar.compilers.maskscope.resolve import Part
 from engine.grammar.compilers.maskscope.values import json_equal
+from engine.schema.pointer import child_path
 
 # Combinations one node may expand into; past that, further choices are dropped (reported).
 MAX_LEAVES = 64

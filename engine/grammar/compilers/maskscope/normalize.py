@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.errors import GrammarError, PatternTimeoutError
-from engine.grammar.compilers.maskscope.resolve import Part, Resolver, child_path
+from engine.grammar.compilers.maskscope.resolve import Part, Resolver
 from engine.grammar.compilers.maskscope.values import json_equal, unique_values
 from engine.grammar.report import Unenforced
 from engine.schema.parse import schema_validator
+from engine.schema.pointer import child_path
 
 ATOMS = frozenset({"null", "boolean", "object", "array", "string", "integer", "fraction"})
 TYPE_ATOMS: dict[str, frozenset[str]] = {

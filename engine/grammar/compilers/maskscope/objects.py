@@ -22,11 +22,12 @@ from engine.grammar.compilers.maskscope.normalize import (
     flatten,
     merge,
 )
-from engine.grammar.compilers.maskscope.resolve import Part, child_path
+from engine.grammar.compilers.maskscope.resolve import Part
 from engine.grammar.compilers.maskscope.rules import alternatives, literal
 from engine.grammar.compilers.maskscope.strings import regex_rule, string_rule
 from engine.grammar.compilers.maskscope.values import json_text, string_except
 from engine.schema import patterns
+from engine.schema.pointer import child_path
 
 if TYPE_CHECKING:
     from engine.grammar.compilers.maskscope.compiler import GrammarWriter

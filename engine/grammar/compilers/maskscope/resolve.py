@@ -7,18 +7,16 @@ GrammarError, since the compiler never fetches. Every subschema is known by its 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
 from engine.errors import GrammarError
-from engine.schema.pointer import pointer_tokens
+from engine.schema.pointer import child_path, pointer_tokens
 
 # The base of a document without `$id`: any absolute URI works, refs only need one to join.
 DEFAULT_BASE = "https://maskscope.invalid/schema.json"
 _DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples", "example"})
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,15 +26,6 @@ class Part:
     schema: Any
     path: str
     base: str
-
-
-def child_path(path: str, key: str | int) -> str:
-    """`$.a` + `b` -> `$.a.b`; odd keys and indices in brackets."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if _IDENTIFIER.fullmatch(key):
-        return f"{path}.{key}"
-    return f"{path}[{key!r}]"
 
 
 def draft_of(schema: Any) -> int:
