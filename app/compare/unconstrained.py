@@ -69,7 +69,7 @@ def _candidate(record: StepRecord, token_id: int) -> Candidate | None:
     return next((c for c in record.top_raw if c.id == token_id), None)
 
 
-def divergence_text(divergence: Divergence | None, constrained: SavedRun) -> str:
+def parting_text(divergence: Divergence | None, constrained: SavedRun) -> str:
     """Where the runs part, and what the grammar thought of the model's own choice there;
     steps counted from 1."""
     if divergence is None:
@@ -235,7 +235,7 @@ class SideBySideView(QWidget):
         seed = f"seed {settings['seed']}" if "seed" in settings else "the same seed"
         self.status.setText(f"The same prompt and {seed}, once with the grammar and once without.")
         self.divergence = first_divergence(constrained.records, unconstrained.records)
-        self.parting.setText(divergence_text(self.divergence, constrained))
+        self.parting.setText(parting_text(self.divergence, constrained))
         self._render()
 
     def _render(self) -> None:

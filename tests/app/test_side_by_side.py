@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocumentFragment, QTextFormat
 
-from app.compare.unconstrained import EMPTY, SideBySideView, divergence_text, verdict_lines
+from app.compare.unconstrained import EMPTY, SideBySideView, parting_text, verdict_lines
 from engine.records import Candidate, FinishReason, RunResult, StepRecord, ValidationIssue
 from engine.runs.compare import first_divergence
 from engine.runs.saved import SavedRun, load_run
@@ -145,15 +145,15 @@ def test_parting_words_when_the_grammar_allowed_the_choice_or_a_run_ended():
         ),
     )
     d = first_divergence(allowed.records, UNCONSTRAINED.records)
-    assert divergence_text(d, allowed).endswith(
+    assert parting_text(d, allowed).endswith(
         "The grammar allowed '\",' too (P 0.974); renormalising changed the draw."
     )
     short = dataclasses.replace(UNCONSTRAINED, records=UNCONSTRAINED.records[:2])
     d = first_divergence(CONSTRAINED.records, short.records)
-    assert divergence_text(d, CONSTRAINED) == (
+    assert parting_text(d, CONSTRAINED) == (
         "The runs part at step 3: the run without the grammar had already ended."
     )
-    assert divergence_text(None, CONSTRAINED) == (
+    assert parting_text(None, CONSTRAINED) == (
         "Both runs chose the same 4 tokens: the grammar never had to step in."
     )
 
