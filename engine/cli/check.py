@@ -59,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="FILE.jsonl",
         help="instances of a bare schema, JSON lines: one instance a line, or "
         '{"data": ..., "valid": true|false, "description": "..."}; jsonschema judges each. '
-        'The format, with an example: README.md, "Reading maskscope check"',
+        'The format, with an example: docs/workbench.md, "Reading maskscope check"',
     )
     add_root_argument(p)
     p.add_argument(

@@ -1,5 +1,5 @@
-"""The `--instances` file format as README.md documents it: `check --help` points there, and
-the README's example, run as written, gives the result the README says."""
+"""The `--instances` file format as docs/workbench.md documents it: `check --help` points
+there, and the page's example, run as written, gives the result the page says."""
 
 from __future__ import annotations
 
@@ -11,25 +11,26 @@ import pytest
 
 from engine.cli.main import main
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "workbench.md"
 SECTION = "Reading maskscope check"  # the heading, without its backticks
 
 
 def _section() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index("### Reading `maskscope check`")
-    return text[start : text.index("\n### ", start + 1)]
+    end = re.search(r"\n#{1,3} ", text[start + 1 :])  # the next heading of its level or above
+    return text[start : start + 1 + end.start()] if end else text[start:]
 
 
-def test_check_help_points_to_the_readme_section_that_documents_the_format(capsys):
+def test_check_help_points_to_the_docs_section_that_documents_the_format(capsys):
     with pytest.raises(SystemExit):
         main(["check", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert f'README.md, "{SECTION}"' in help_text
+    assert f'docs/workbench.md, "{SECTION}"' in help_text
     assert "**The `--instances` file**" in _section()
 
 
-def test_the_readme_example_reads_as_the_readme_says(capsys, tmp_path):
+def test_the_docs_example_reads_as_the_docs_say(capsys, tmp_path):
     section = _section()
     example = re.search(r"```jsonl\n(.*?)```", section, re.S)
     schema = re.search(r"Against `(.*?)` this\nreads `(PASS .*?)`", section, re.S)
