@@ -6,12 +6,16 @@ inside JSON strings). Where the exact piece is known and the display text is jus
 readable form, labels are made from the piece instead; byte tokens (<0x20>) and special
 tokens keep their display text, which must read differently from ordinary tokens.
 
-A token with a character that the label's font (with Qt's fallbacks) cannot draw reads as
-its code points, "✗U+094D U+092D", and one that starts with a combining mark gets a dotted
-circle to sit on, "✗◌्", so that the mark never fuses with the ✗ (app/glyphs.py).
+Between its whitespace, a token with a character that the label's font (with Qt's
+fallbacks) cannot draw reads as its code points, "✗U+094D U+092D", "␣U+091C U+0932" (its
+whitespace stays a symbol, so that the many tokens that start with a space still differ in
+a label cut to its width), and one that starts with a combining mark gets a dotted circle
+to sit on, "✗◌्", so that the mark never fuses with the ✗ (app/glyphs.py).
 """
 
 from __future__ import annotations
+
+import re
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
@@ -23,18 +27,42 @@ from engine.records import Candidate
 WHITESPACE_SYMBOLS = {" ": "␣", "\n": "↵", "\t": "⇥"}
 RUN_FOLD = 4  # a run of this many equal whitespace characters or more reads "␣×8"
 MASKED_MARK = "✗"
+_WHITESPACE = f"([{''.join(WHITESPACE_SYMBOLS)}]+)"
 
 
 def visible_text(candidate: Candidate) -> str:
     """The token's text with every space, newline and tab shown as a symbol."""
+    piece = _clean_piece(candidate)
+    if piece is None:
+        return candidate.text  # no piece, or bytes that only the display form shows
+    return "".join(_fold(run) for run in _runs(piece))
+
+
+def label_text(candidate: Candidate, font: QFont) -> str:
+    """visible_text, with each stretch between whitespace that `font` cannot draw shown as
+    its code points."""
+    piece = _clean_piece(candidate)
+    if piece is None:
+        return shown(candidate.text, font, exact_piece(candidate.text, candidate.piece))
+    # re.split with a group: the stretches at even places, the whitespace at odd ones.
+    parts = re.split(_WHITESPACE, piece)
+    return "".join(
+        "".join(_fold(run) for run in _runs(part)) if i % 2 else shown(part, font)
+        for i, part in enumerate(parts)
+    )
+
+
+def _clean_piece(candidate: Candidate) -> str | None:
+    """The piece, when the label can be made from it: only plain characters and the
+    whitespace that has a symbol, and the display text just its readable form."""
     piece = candidate.piece
     if (
         not piece
         or any(not (ch in WHITESPACE_SYMBOLS or _plain(ch)) for ch in piece)
         or readable_piece(piece.encode("utf-8")) != candidate.text
     ):
-        return candidate.text  # no piece, or bytes that only the display form shows
-    return "".join(_fold(run) for run in _runs(piece))
+        return None
+    return piece
 
 
 def _plain(ch: str) -> bool:
@@ -74,8 +102,7 @@ class LabelMaker:
         key = (candidate.id, candidate.valid, candidate.text)
         label = self._cache.get(key)
         if label is None:
-            exact = exact_piece(candidate.text, candidate.piece)
-            text = shown(visible_text(candidate), self._font, exact)
+            text = label_text(candidate, self._font)
             text = text if candidate.valid else f"{MASKED_MARK}{text}"
             label = self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._width)
             self._cache[key] = label
