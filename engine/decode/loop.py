@@ -18,7 +18,7 @@ from typing import Any
 from engine.decode.overlap import Overlap
 from engine.decode.stepper import Stepper, cross_checker, drawn_ahead
 from engine.errors import GrammarError, MaskscopeError, PatternTimeoutError
-from engine.grammar.compile import CompiledSchema, cross_grammar
+from engine.grammar.compile import CompiledSchema
 from engine.masking import make_backend
 from engine.masking.unconstrained import AllowAll
 from engine.model.llama import Model
@@ -209,22 +209,3 @@ def finish_run(
         settings=settings.to_json(),
         unchecked_formats=unchecked_formats(compiled.schema) if checked else (),
     )
-
-
-def run_to_end(
-    model: Model,
-    compiled: CompiledSchema,
-    prompt: str,
-    settings: GenerationSettings,
-    on_step: Callable[[StepRecord], None] | None = None,
-) -> RunResult:
-    """Drive generate() to completion; the headless convenience the CLI and tests use. It
-    compiles a compilers' cross-check grammar first, as every caller of generate() does."""
-    gen = generate(model, compiled, prompt, settings, cross=cross_grammar(compiled, settings))
-    while True:
-        try:
-            record = next(gen)
-        except StopIteration as stop:
-            return stop.value
-        if on_step is not None:
-            on_step(record)

@@ -209,7 +209,7 @@ def test_clear_leaves_only_the_invitation(panel, run):
 # --- the real model ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def model_currency_run(model, currency):
-    from engine.decode.loop import run_to_end
+    from engine.runs.headless import run_to_end
     from engine.settings import GenerationSettings
 
     ex, compiled = currency

@@ -14,11 +14,11 @@ import re
 import numpy as np
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.examples import load_example
 from engine.grammar.compile import compile_schema
 from engine.masking import make_backend
 from engine.records import StepRecord
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 

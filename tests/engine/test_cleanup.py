@@ -11,11 +11,11 @@ import pytest
 
 import engine.decode.loop
 import engine.decode.stepper
-from engine.decode.loop import run_to_end
 from engine.errors import MaskscopeError
 from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend
 from engine.model.llama import Model
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from engine.cli.generate import generation_settings
 from engine.cli.main import build_parser, main
-from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
+from engine.runs.headless import run_to_end
 from engine.runs.saved import SavedRun, load_run, run_settings, run_to_json, save_run
 from engine.settings import GenerationSettings
 

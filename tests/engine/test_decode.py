@@ -7,9 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.decode.loop import generate, run_to_end
+from engine.decode.loop import generate
 from engine.grammar.compile import compile_schema
 from engine.records import FinishReason, StepRecord
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 BACKENDS = ["llguidance", "llamacpp"]

@@ -37,3 +37,18 @@ def test_the_grammar_passed_in_is_the_one_cross_checked(model):
 def test_no_cross_grammar_without_a_compilers_cross_check():
     compiled = compile_schema(SCHEMA, "llamacpp")
     assert cross_grammar(compiled, GenerationSettings(compiler="llamacpp")) is None
+
+
+def test_decoding_calls_no_compiler():
+    """engine/decode imports CompiledSchema, the type, and calls nothing of a compiler's."""
+    import ast
+    from pathlib import Path
+
+    import engine.decode
+
+    called = set()
+    for path in Path(engine.decode.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                called.add(node.func.id)
+    assert not called & {"compile_schema", "cross_grammar", "compile_to_gbnf", "schema_to_gbnf"}

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.examples import EXAMPLE_ORDER, load_example
 from engine.grammar.compile import compile_schema
 from engine.records import FinishReason
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 FINISHED = (FinishReason.GRAMMAR_COMPLETE, FinishReason.END_OF_GENERATION)

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.explain.renormalise import Division, explain
 from engine.records import Candidate, StepRecord
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
 from engine.records import FinishReason, StepRecord
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 BACKENDS = ["llguidance", "llamacpp"]

@@ -312,7 +312,7 @@ def test_a_first_character_no_listed_valid_token_has():
 
 
 def test_on_the_real_model_every_masked_token_is_explained(model, person):
-    from engine.decode.loop import run_to_end
+    from engine.runs.headless import run_to_end
     from engine.settings import GenerationSettings
 
     ex, compiled = person

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.records import FinishReason, StepRecord
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 SETTINGS = GenerationSettings(seed=0, max_tokens=40)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
+from engine.runs.headless import run_to_end
 from engine.schema.validate import unchecked_formats, validation_issues
 from engine.settings import GenerationSettings
 

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
 from engine.grammar.rewrite import distinct_lark_names, fold_bounded_repeats
 from engine.masking import make_backend
 from engine.masking.llguidance import gbnf_to_lark
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 # Real converter output for such a schema names rules after the $defs, as here.

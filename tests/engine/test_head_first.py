@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from engine.cli.main import main
-from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
 from engine.records import StepRecord
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "resources" / "examples"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
 from engine.grammar.judge.parser_check import check_gbnf
+from engine.runs.headless import run_to_end
 from engine.schema.validate import validation_issues
 from engine.settings import GenerationSettings
 

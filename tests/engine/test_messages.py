@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from engine.cli.main import main
-from engine.decode.loop import run_to_end
 from engine.errors import GrammarError, ModelLoadError, SchemaSyntaxError
 from engine.grammar.compile import compile_schema
 from engine.model.llama import check_gguf_file
+from engine.runs.headless import run_to_end
 from engine.schema.parse import parse_json_text
 from engine.schema.validate import parse_output
 from engine.settings import GenerationSettings

@@ -7,7 +7,6 @@ import json
 import pytest
 from step_records import token_record
 
-from engine.decode.loop import run_to_end
 from engine.grammar.compile import compile_schema
 from engine.records import FinishReason, RunResult, StepRecord
 from engine.runs.compare import (
@@ -19,6 +18,7 @@ from engine.runs.compare import (
     mass_shifts,
     unified_diff,
 )
+from engine.runs.headless import run_to_end
 from engine.runs.saved import SavedRun
 from engine.settings import GenerationSettings
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.errors import MaskscopeError
 from engine.runs import saved
+from engine.runs.headless import run_to_end
 from engine.runs.provenance import provenance_of
 from engine.runs.saved import SavedRun, load_run, run_settings, save_run
 from engine.settings import GenerationSettings

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.decode.loop import run_to_end
 from engine.errors import PromptError
 from engine.model.llama import Model
 from engine.records import FinishReason
+from engine.runs.headless import run_to_end
 from engine.settings import GenerationSettings, ModelSettings
 
 ROOT = Path(__file__).resolve().parents[2]
