@@ -59,7 +59,7 @@ llama-server: $(STAMP)
 	$(BIN)/python -m engine.llama_build.server --gpu $(GPU)
 
 # Each bundled suite here, on llama-server with the tested GBNF, and on llama-server with its
-# own json_schema converter, as a table and where they part (README, step 5); about 3 minutes.
+# own json_schema converter, as a table and where they part (docs/suites-and-export.md); about 3 minutes.
 .PHONY: server-comparison
 server-comparison: setup llama-server
 	$(BIN)/python -m tests.server_comparison

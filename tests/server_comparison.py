@@ -103,7 +103,7 @@ def _skipped(suite: Path) -> list[str]:
     """The keywords of the suite's schema that `maskscope lint` reports llama.cpp's converter
     skips. That report reads llama-cpp-python's Python port of the converter; llama-server runs
     the C++ one, which also reads an integer's minimum and maximum (common/json-schema.cpp,
-    build_integer), so those lines do not hold for llama-server (README, step 5)."""
+    build_integer), so those lines do not hold for llama-server (docs/suites-and-export.md)."""
     from engine.engines.report import engines_report
     from engine.suite.load import load_suite, schema_text_of
 

@@ -47,7 +47,7 @@ MAX_PARALLEL = 8
 PARALLEL_TIP = (
     "How many samples of a case are decoded at once, in one llama.cpp batch, as "
     "`maskscope test --parallel P`. 1 decodes one after another. On a 2-core machine 4 is "
-    "the fastest (README, Speed); from 4 on, a sampled token can differ slightly from one "
+    "the fastest (docs/speed.md); from 4 on, a sampled token can differ slightly from one "
     "decoded alone."
 )
 

@@ -99,7 +99,7 @@ def _categories(lines: Sequence[Line]) -> tuple[int, int]:
 
 
 def table(lines: Iterable[Line]) -> str:
-    """Markdown tables, ready for the README. Valid accepted and invalid rejected count the
+    """Markdown tables, ready for the docs. Valid accepted and invalid rejected count the
     instances of the schemas that compiled."""
     out = []
     for name, found in rows(lines).items():

@@ -6,7 +6,7 @@ reports AMX but faults on it, every forward pass dies in `ldtilecfg`; and pip's 
 (whose key ignores CMAKE_ARGS) carries such a build to other CPUs. Maskscope's default is
 therefore a fixed x86-64-v3 baseline (AVX2, FMA, F16C, BMI2: every x86 CPU since 2013-2015):
 the same wheel runs on every machine it may reach, and `make bench-cpu` measured it against
-the native builds (README, "CPU build").
+the native builds (docs/builds.md, "CPU build").
 """
 
 from __future__ import annotations

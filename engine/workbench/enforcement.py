@@ -7,7 +7,7 @@ Over-constraint is known for llama.cpp's converter only, from the same mirror of
 chain: an object it writes through its `properties` branch with `additionalProperties` left
 out is closed (a validator allows other keys; the grammar refuses them), and an `allOf`
 object is closed with every member's properties made required. Maskscope's compiler and
-llguidance's follow the schema there (the fidelity tables in the README: every valid
+llguidance's follow the schema there (the fidelity tables in docs/workbench.md: every valid
 instance accepted), so nothing is reported for them.
 """
 

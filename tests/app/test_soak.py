@@ -2,7 +2,7 @@
 `make soak`: minutes of work, left out of `make test`.
 
 Each test prints its figures (memory, open files, the GUI thread's worst stall), which the
-README's Reliability section quotes. The bounds asserted are leak and hang checks, far
+docs/reliability.md quotes. The bounds asserted are leak and hang checks, far
 above what is measured, never speed targets.
 """
 

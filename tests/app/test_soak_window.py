@@ -9,7 +9,7 @@ wheel over the text, and selects steps by clicking tokens, the step slider and t
 plot. The window died on SIGSEGV in such runs: an exception in the output's paintEvent. So
 the window must end on its own with its usual exit code and no Python error from any Qt
 override (PySide prints "Error calling Python override" for one, and a second can crash).
-Each test prints its figures, which the README's Reliability section quotes.
+Each test prints its figures, which the docs/reliability.md quotes.
 """
 
 from __future__ import annotations

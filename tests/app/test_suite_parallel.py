@@ -1,6 +1,6 @@
 """The Suite pane's "Parallel sequences": remembered between sessions, handed to the suite
 run, and two samples decoded in one batch give what one at a time gives (up to 3 rows a
-step the logits are a single run's, bit for bit: README, Speed). One case, two samples, at
+step the logits are a single run's, bit for bit: docs/speed.md). One case, two samples, at
 most 20 tokens each, on the real model."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A suite of 200 samples in batches of 4 on the real model, cancelled a quarter of the way and
 resumed (issue 13 §2), for `make soak`: no result lost, none decoded twice, memory and open
-files flat. It prints the figures the README's Reliability section quotes."""
+files flat. It prints the figures the docs/reliability.md quotes."""
 
 from __future__ import annotations
 
