@@ -30,7 +30,7 @@ BAR_ROLE = Qt.ItemDataRole.UserRole + 1  # a probability cell's value, 0 to 1
 COLOR_ROLE = Qt.ItemDataRole.UserRole + 2
 TOKEN, P_BEFORE, VALID, P_AFTER, DIVISION = range(5)
 HEADERS = ("Token", "P before", "Mask", "P′ after", "P / ΣP = P′")
-BAR_MIN_PX = 96  # wide enough that a bar's length reads as a share
+MIN_COLUMN_PX = 32  # a column narrower than this shows nothing but an ellipsis
 PLAIN_HEADERS = ("Token", "model's preference", "rules", "after the rules", "how it is rescaled")
 
 
@@ -55,7 +55,7 @@ class CandidatesTable(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(HEADERS), parent)
-        self.setHorizontalHeaderLabels(HEADERS)
+        self._set_headers(HEADERS)
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -65,10 +65,14 @@ class CandidatesTable(QTableWidget):
         self.setMouseTracking(True)
         self.setWordWrap(False)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        # The columns share the table's width and elide what does not fit (each cell's
+        # tooltip holds its whole text): a narrow pane never scrolls sideways (issue 27).
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(DIVISION, QHeaderView.ResizeMode.Stretch)
-        header.setMinimumSectionSize(BAR_MIN_PX)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(MIN_COLUMN_PX)
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)
         delegate = BarDelegate(self)
         self.setItemDelegateForColumn(P_BEFORE, delegate)
         self.setItemDelegateForColumn(P_AFTER, delegate)
@@ -76,8 +80,13 @@ class CandidatesTable(QTableWidget):
         self._plain = False
         self.cellClicked.connect(lambda r, _c: self.sig_row_clicked.emit(self.rows[r]))
 
+    def _set_headers(self, headers: Sequence[str]) -> None:
+        self.setHorizontalHeaderLabels(list(headers))
+        for col, text in enumerate(headers):
+            self.horizontalHeaderItem(col).setToolTip(text)  # the whole name, where elided
+
     def set_plain_language(self, plain: bool) -> None:
-        self.setHorizontalHeaderLabels(PLAIN_HEADERS if plain else HEADERS)
+        self._set_headers(PLAIN_HEADERS if plain else HEADERS)
         self._plain = plain
         self.show_rows(self.rows)
 
@@ -130,7 +139,9 @@ class CandidatesTable(QTableWidget):
             token.setForeground(colors.raw_masked)
         items = [token, before, mark, after, division]
         for item in items:
-            item.setToolTip(literal_html(tip))  # token texts such as <b> are words here
+            # The cell's whole text first (an elided cell reads there), then what a click does.
+            whole = f"{item.text()}\n" if item.text() else ""
+            item.setToolTip(literal_html(f"{whole}{tip}"))  # token texts such as <b> are words
         if row.chosen:
             tint = QColor(colors.current_step)
             tint.setAlphaF(0.18)

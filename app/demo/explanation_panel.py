@@ -74,6 +74,7 @@ class ExplanationPanel(QWidget):
     def _build(self) -> None:
         self.title = QLabel(self)
         self.title.setObjectName("explainTitle")
+        self.title.setWordWrap(True)  # a long token would otherwise widen the whole pane
         self.copy_button = QToolButton(self)
         self.copy_button.setText("Copy")
         self.copy_button.setToolTip(f"Copy this explanation as text ({COPY_KEYS.toString()})")
@@ -151,6 +152,9 @@ class ExplanationPanel(QWidget):
         scroll.setWidget(body)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # Never sideways: every part wraps, reflows or elides to the pane's width (issue 27).
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll = scroll
         # The panel's own styles sit on this inner frame, so that a stylesheet the window
         # sets on the panel (presentation mode's larger fonts) adds to them, not replaces them.
         self.frame = QWidget(self)

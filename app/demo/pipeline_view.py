@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from app.demo.step_explained import NO_NUMBER, Stage
 from app.theme import chart_colors, is_dark
 
 N_STAGES = 6
+ROW_LENGTHS = (N_STAGES, 3, 2)  # boxes a row: one row, or two, or three in a narrow pane
 
 
 class StageBox(QFrame):
@@ -47,23 +49,62 @@ class StageBox(QFrame):
 
 
 class PipelineView(QWidget):
+    """Six boxes in a row, or in two rows where the row would not fit: a narrow pane then
+    neither scrolls sideways nor cuts the last boxes off (issue 27, item 3)."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.boxes = [StageBox(self) for _ in range(N_STAGES)]
         self.arrows: list[QLabel] = []
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(4)
-        for i, box in enumerate(self.boxes):
-            if i:
-                arrow = QLabel("→", self)
-                arrow.setObjectName("stageArrow")
-                self.arrows.append(arrow)
-                layout.addWidget(arrow)
-            layout.addWidget(box, 1)
+        for _ in range(N_STAGES - 1):
+            arrow = QLabel("→", self)
+            arrow.setObjectName("stageArrow")
+            self.arrows.append(arrow)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(4)
+        self.columns = 0
+        self._place(N_STAGES)
         self._stages: tuple[Stage, ...] = ()
         self._plain = False
         self.apply_theme()
+
+    def _place(self, columns: int) -> None:
+        """Boxes `columns` to a row, an arrow between each two in a row."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        for widget in (*self.boxes, *self.arrows):
+            self._grid.removeWidget(widget)
+        for c in range(2 * N_STAGES):
+            self._grid.setColumnStretch(c, 0)
+        for i, box in enumerate(self.boxes):
+            row, col = divmod(i, columns)
+            self._grid.addWidget(box, row, 2 * col)
+            self._grid.setColumnStretch(2 * col, 1)
+            if i:  # the arrow before a row's first box has no place: hidden
+                arrow = self.arrows[i - 1]
+                arrow.setVisible(col > 0)
+                if col:
+                    self._grid.addWidget(arrow, row, 2 * col - 1)
+
+    def _row_width(self, columns: int) -> int:
+        """The width `columns` boxes a row need: each grid column as wide as its widest box."""
+        widths = [b.sizeHint().width() for b in self.boxes]
+        boxes = sum(max(widths[c::columns]) for c in range(columns))
+        arrows = (columns - 1) * (self.arrows[0].sizeHint().width() + 2 * self._grid.spacing())
+        return boxes + arrows
+
+    def minimumSizeHint(self) -> QSize:
+        # The narrowest arrangement's width: the pane may be that narrow; resizeEvent reflows.
+        width = self._row_width(ROW_LENGTHS[-1])
+        return QSize(width, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        width = event.size().width()
+        fits = (n for n in ROW_LENGTHS if self._row_width(n) <= width)
+        self._place(next(fits, ROW_LENGTHS[-1]))
 
     def show_stages(self, stages: Sequence[Stage]) -> None:
         self._stages = tuple(stages)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QObject, Qt
+from PySide6.QtCore import QByteArray, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication, QMainWindow
 
@@ -19,9 +19,18 @@ from app.theme import is_dark
 # Shown side by side while presenting; every other pane is hidden.
 SHOWN = ("chart", "explain")
 FONT_SCALE = 1.5
+CHART_SHARE = (2, 1)  # chart : explanation, across the screen
 # High contrast: black on white, or white on near-black, wherever the widget palette rules.
-CONTRAST_LIGHT = "QWidget { color: #000000; } QMainWindow, QDockWidget { background: #ffffff; }"
-CONTRAST_DARK = "QWidget { color: #ffffff; } QMainWindow, QDockWidget { background: #000000; }"
+# A disabled widget keeps a grey of its own: without it the sheet's colour would make a
+# disabled Stop or Pause read as enabled (issue 27, item 4).
+CONTRAST_LIGHT = (
+    "QWidget { color: #000000; } QWidget:disabled { color: #8c8c8c; }"
+    " QMainWindow, QDockWidget { background: #ffffff; }"
+)
+CONTRAST_DARK = (
+    "QWidget { color: #ffffff; } QWidget:disabled { color: #7a7a7a; }"
+    " QMainWindow, QDockWidget { background: #000000; }"
+)
 
 
 class Presentation(QObject):
@@ -81,13 +90,24 @@ class Presentation(QObject):
         if all(n in self._panes.panes for n in SHOWN):
             chart, explain = (self._panes.dock(n) for n in SHOWN)
             self._panes.splitDockWidget(chart, explain, Qt.Orientation.Horizontal)
-            self._panes.resizeDocks([chart, explain], [1, 2], Qt.Orientation.Horizontal)
         font = QFont(app.font())
         font.setPointSizeF(font.pointSizeF() * FONT_SCALE)
         app.setFont(font)
         w.setStyleSheet(CONTRAST_DARK if is_dark() else CONTRAST_LIGHT)
         self._plain(True)
         w.showFullScreen()
+        # Shared once the window has its full-screen width: sizes set before would be
+        # spread over the wider window by the panes' own stretch.
+        QTimer.singleShot(0, self._share_width)
+
+    def _share_width(self) -> None:
+        """The chart is what the room watches: it gets most of the width."""
+        if not self.on or not all(n in self._panes.panes for n in SHOWN):
+            return
+        docks = [self._panes.dock(n) for n in SHOWN]
+        width = self._panes.width()
+        sizes = [width * share // sum(CHART_SHARE) for share in CHART_SHARE]
+        self._panes.resizeDocks(docks, sizes, Qt.Orientation.Horizontal)
 
     def _exit(self) -> None:
         assert self._saved is not None

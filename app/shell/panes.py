@@ -11,9 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea, QTabWidget, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QMainWindow,
+    QScrollArea,
+    QTabBar,
+    QTabWidget,
+    QWidget,
+)
 
 Area = Qt.DockWidgetArea
 LAYOUT_VERSION = 1  # bump when the default panes change: an older saved layout is dropped
@@ -89,6 +97,17 @@ class PaneHost(QMainWindow):
         dock = self.dock(name)
         dock.show()
         dock.raise_()
+
+    def event(self, event: QEvent) -> bool:
+        # Qt makes a tab bar for each group of tabbed panes, eliding their names to fit
+        # ("Explana…"): whole names, and scroll buttons where they do not fit (issue 27).
+        if event.type() == QEvent.Type.ChildPolished:
+            bar = event.child()
+            if isinstance(bar, QTabBar):
+                bar.setElideMode(Qt.TextElideMode.ElideNone)
+                bar.setUsesScrollButtons(True)
+                bar.setExpanding(False)
+        return super().event(event)
 
     # --- layout ------------------------------------------------------------------------
     def reset_layout(self) -> None:
