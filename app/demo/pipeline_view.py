@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -102,14 +102,23 @@ class PipelineView(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        width = event.size().width()
-        fits = (n for n in ROW_LENGTHS if self._row_width(n) <= width)
+        self._reflow()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        # Presentation mode's larger font widens every box: the row may no longer fit.
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._reflow()
+
+    def _reflow(self) -> None:
+        fits = (n for n in ROW_LENGTHS if self._row_width(n) <= self.width())
         self._place(next(fits, ROW_LENGTHS[-1]))
 
     def show_stages(self, stages: Sequence[Stage]) -> None:
         self._stages = tuple(stages)
         for box, stage in zip(self.boxes, self._stages, strict=True):
             box.show_stage(stage, self._plain)
+        self._reflow()  # plain words are longer than the stage names
 
     def values(self) -> list[str]:
         return [box.value.text() for box in self.boxes]
