@@ -183,6 +183,9 @@ class BranchesView(QWidget):
     def _output(self, whose: str) -> tuple[QLabel, QPlainTextEdit]:
         title = QLabel("", self)
         title.setTextFormat(Qt.TextFormat.RichText)
+        # Wrapped: unwrapped, a long branch name widened the pane's minimum, and the dock
+        # layout moved the dividers to make room when a branch opened (issue 27, item 7).
+        title.setWordWrap(True)
         edit = QPlainTextEdit(self)
         edit.setReadOnly(True)
         edit.setMinimumHeight(60)

@@ -83,3 +83,31 @@ def test_presentation_greys_disabled_buttons(qtbot, window):
         assert _darkest(run) < 40 <= _darkest(stop)
     finally:
         presentation.set_on(False)
+
+
+def test_a_branch_does_not_widen_the_branches_pane(qtbot):
+    """The panes' dividers moved by themselves when a branch opened (issue 27, item 7): the
+    pane's minimum width grew with the unwrapped titles of the two outputs, and the dock
+    layout made room for it."""
+    from step_records import token_record
+
+    from app.compare.branches import BranchesView
+    from engine.records import FinishReason, RunResult
+
+    def saved(pieces: list[tuple[int, str]]) -> SavedRun:
+        records = tuple(token_record(i, t, p, 0.9, n_valid=2) for i, (t, p) in enumerate(pieces))
+        result = RunResult("".join(p for _, p in pieces), FinishReason.GRAMMAR_COMPLETE, 2)
+        return SavedRun("{}", "prompt", "gemma.gguf", records, result)
+
+    view = BranchesView()
+    qtbot.addWidget(view)
+    view.resize(NARROW, 600)
+    view.show()
+    qtbot.waitExposed(view)
+    view.set_original(saved([(1, '{"currency": "'), (2, 'USD"}')]))
+    empty = view.minimumSizeHint().width()
+    branch = view.branches.new_branch(1, 4, 'EUR"}', saved([(1, '{"currency": "'), (4, 'EUR"}')]))
+    view.add_branch(branch)
+    view.list.setCurrentItem(view.list.topLevelItem(1))
+    qtbot.wait(50)  # the layouts settle
+    assert view.minimumSizeHint().width() <= max(empty, NARROW)
