@@ -12,31 +12,12 @@ import re
 from typing import Any
 
 from engine.grammar.report import Unenforced
+from engine.schema.keywords import ANNOTATIONS
 
 # Why a keyword of a kind the converter handles is still missing from its grammar.
 _SKIPPED = "llama.cpp's converter skips it without a word"
 # Keywords that describe rather than constrain; the grammar has nothing to enforce.
-_ANNOTATIONS = frozenset(
-    {
-        "$schema",
-        "$id",
-        "$comment",
-        "$anchor",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "title",
-        "description",
-        "examples",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "contentMediaType",
-        "contentEncoding",
-        "$defs",
-        "definitions",
-    }
-)
+_ANNOTATIONS = ANNOTATIONS
 _FORMATS = frozenset({"date", "time", "date-time"})
 _UUID = re.compile(r"^uuid[1-5]?$")
 

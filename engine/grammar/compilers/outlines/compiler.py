@@ -46,6 +46,7 @@ from outlines_core.json_schema import WHITESPACE, build_regex_from_schema
 from engine.errors import GrammarError
 from engine.grammar.report import Unenforced
 from engine.sandbox import run_isolated
+from engine.schema.keywords import ANNOTATIONS
 from engine.schema.parse import schema_validator
 from engine.schema.pointer import local_target
 
@@ -54,13 +55,7 @@ from engine.schema.pointer import local_target
 OUTLINES_WHITESPACE = WHITESPACE
 
 # Keywords that describe rather than constrain: the regex has nothing to enforce.
-_ANNOTATIONS = frozenset(
-    {
-        "$schema", "$id", "$comment", "$anchor", "$dynamicAnchor", "$vocabulary", "title",
-        "description", "examples", "default", "deprecated", "readOnly", "writeOnly",
-        "contentMediaType", "contentEncoding", "$defs", "definitions",
-    }
-)  # fmt: skip
+_ANNOTATIONS = ANNOTATIONS
 # Outlines' own digit bounds, read by its number and integer branches.
 _DIGITS = frozenset(
     {

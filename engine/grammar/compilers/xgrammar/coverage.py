@@ -33,6 +33,7 @@ from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, specification_with
 
 from engine.grammar.report import Unenforced
+from engine.schema.keywords import ANNOTATIONS
 from engine.schema.parse import META_SCHEMAS
 from engine.schema.pointer import local_target
 
@@ -65,28 +66,7 @@ LOOSE_FORMATS = {
     "ipv6": "an embedded IPv4 with leading zeros",
     "hostname": "labels over 63 characters, names over 253",
 }
-_ANNOTATIONS = frozenset(
-    {
-        "$schema",
-        "$id",
-        "$comment",
-        "$anchor",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "$defs",
-        "definitions",
-        "title",
-        "description",
-        "examples",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "contentMediaType",
-        "contentEncoding",
-        "contentSchema",
-    }
-)
+_ANNOTATIONS = ANNOTATIONS | {"contentSchema"}
 _NEVER = ("not", "if", "then", "else", "$dynamicRef", "dependentRequired", "dependentSchemas")
 _COMPOSITIONS = ("anyOf", "oneOf", "allOf")  # the first one here decides, the rest is dropped
 # Keywords that apply to one JSON type only. Without `type`, XGrammar makes an object of a
