@@ -3,32 +3,17 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from engine.model.paths import default_model_path
+from tests.loopback import answers, free_port
 
 _START_S = 180
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 class LlamaCppPythonServer:
@@ -38,7 +23,7 @@ class LlamaCppPythonServer:
         self.log, self.url, self.process = log, "", None
 
     def start(self) -> None:
-        port = _free_port()
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         command = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
@@ -47,7 +32,7 @@ class LlamaCppPythonServer:
         with self.log.open("wb") as err:
             self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + _START_S
-        while not _answers(self.url):
+        while not answers(f"{self.url}/v1/models"):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 said = self.log.read_text(errors="replace")[-3000:]
                 self.stop()

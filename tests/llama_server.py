@@ -8,35 +8,19 @@ Used by the `llama_server` fixture (tests/conftest.py) and `make server-comparis
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 from engine.llama_build.server import BUILD_COMMAND, installed_server
 from engine.model.paths import default_model_path
+from tests.loopback import answers, free_port
 
 START_S = 120
 # Four slots share one KV cache (--kv-unified), so a long prompt is not cut to a quarter of
 # it; two threads, as the machines the tests run on have two cores.
 SERVER_ARGS = ("-c", "8192", "--parallel", "4", "--kv-unified", "--threads", "2",
                "--no-webui", "--cache-ram", "0")  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    """/health answers 200 once the model is loaded, 503 while it loads (its README)."""
-    try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 class ServerNotUp(Exception):
@@ -56,14 +40,14 @@ class LlamaServer:
             raise ServerNotUp(
                 f"llama-server is not built: run `{BUILD_COMMAND}` (make test does it first)"
             )
-        port = _free_port()
+        port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         command = [str(binary), "-m", str(default_model_path()), "--host", "127.0.0.1",
                    "--port", str(port), *SERVER_ARGS]  # fmt: skip
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_S
-        while not _healthy(self.url):
+        while not answers(f"{self.url}/health"):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 said = self.log.read_text(errors="replace")[-3000:]
                 self.stop()
