@@ -126,6 +126,10 @@ def sort_key(problem: Problem) -> tuple[int, int, int]:
     return (SEVERITY_RANK.get(problem.severity, 3), problem.line or 0, problem.column or 0)
 
 
+# The widest the Fix button's text grows, in pixels.
+FIX_BUTTON_PX = 220
+
+
 class ProblemsModel(QAbstractTableModel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -335,9 +339,15 @@ class ProblemsList(QWidget):
         fix = problem.fix if problem is not None else None
         self.fix_button.setEnabled(fix is not None)
         self.fix_action.setEnabled(fix is not None)
-        self.fix_button.setText(f"Fix: {fix.label}" if fix is not None else "Fix")
+        # A long fix name is cut short on the button (whole in its tooltip): at its full
+        # width the button widened the pane and moved the window's column divider.
+        label = "Fix" if fix is None else f"Fix: {fix.label}"
+        metrics = self.fix_button.fontMetrics()
+        self.fix_button.setText(
+            metrics.elidedText(label, Qt.TextElideMode.ElideRight, FIX_BUTTON_PX)
+        )
         self.fix_button.setToolTip(
-            "Apply the selected problem's fix as one edit (Ctrl+Z undoes it)"
+            f"{fix.label}: applied as one edit (Ctrl+Z undoes it)"
             if fix is not None
             else "The selected problem has no automatic fix"
         )

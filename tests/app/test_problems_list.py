@@ -201,3 +201,16 @@ def test_ctrl_period_applies_the_fix_from_the_editor_a_click_moved_to(qtbot) -> 
     qtbot.waitUntil(schema.hasFocus)
     qtbot.keyClick(schema, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)
     assert schema.toPlainText() == ADD_MAX.apply(SCHEMA)
+
+
+def test_a_long_fix_name_is_cut_on_the_button_and_whole_in_its_tooltip(qtbot) -> None:
+    # issue 27, item 7: the Fix button grew to the whole fix name ("Let each field say
+    # 'unknown'…"), widened the Problems pane and moved the window's column divider.
+    pane, _, _ = make(qtbot)
+    long_fix = Fix("Let each field say 'unknown': " + "add a null branch to it " * 6, ())
+    pane.set_problems([dataclasses.replace(problems()[0], fix=long_fix)])
+    pane.select(pane.model.problems[0])
+    metrics = pane.fix_button.fontMetrics()
+    assert metrics.horizontalAdvance(pane.fix_button.text()) <= 230
+    assert pane.fix_button.text().endswith("…")
+    assert long_fix.label in pane.fix_button.toolTip()
