@@ -103,7 +103,7 @@ test: EXTRA_DEBS = chromium desktop-file-utils
 test: setup xgrammar sysdeps llama-server promptfoo
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q --durations=25
 
 test-fast: setup xgrammar promptfoo
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -m "not slow and not soak"
