@@ -227,7 +227,7 @@ def test_quick_engine_table(report: dict[str, Any]) -> None:
     """Every production engine on its own grammar: compile and mask times, or the count of
     schemas it refused; the table prints a row for each."""
     from engine.bench.engines import ENGINES, print_engine_table
-    from engine.bench.measure import _fmt
+    from engine.figures import figure
 
     assert list(report["engines"]) == [row for row, _, _ in ENGINES]
     for row, cells in report["engines"].items():
@@ -236,7 +236,7 @@ def test_quick_engine_table(report: dict[str, Any]) -> None:
         for key in ("compile_ms_p50", "compile_ms_p99", "mask_ms_p50", "mask_ms_p99"):
             assert _number(cells[key]), (row, key, cells[key])
     out = io.StringIO()
-    print_engine_table(report["engines"], _fmt, out)
+    print_engine_table(report["engines"], figure, out)
     lines = out.getvalue().splitlines()
     assert "compile ms p50" in lines[2] and "MaskBench" in lines[2]
     assert [line.split()[0] for line in lines[3:]] == [row for row, _, _ in ENGINES]

@@ -82,7 +82,12 @@ def test_response_format_takes_openais_json_schema_form(llama_server, model):
     assert made.server.response_format == "json_schema"  # taken at once: no fallback
     assert len(made.run.samples) == 2
     for sample in made.run.samples:
-        assert sample.valid, sample.failures
+        # llama-server's chat grammar lets whitespace follow the object without end
+        # (chat-auto-parser-generator.cpp), and it trims that from the content: a sample may
+        # run to max_tokens after a whole, valid object. That is the server's behaviour the
+        # comparison reports; here the object itself must be right.
+        assert sample.valid or sample.failures == ("truncated at max_tokens",), sample.failures
+        assert validation_issues(json.loads(sample.result.text), SCHEMA) == ()
         assert set(sample.result.parsed) == {"currency"} and not sample.failed_open
 
 
