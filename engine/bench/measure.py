@@ -18,8 +18,9 @@ Step 0 is left out of every per-step number: its forward pass is the prompt's. R
 before the step limit (the grammar completes, or an end token): medians are over all steps
 gathered. Targets are printed next to the numbers but never fail the command.
 
-The Qt measurements run as a separate program (app/bench_probes.py), so the engine never
-loads Qt and a crash in Qt or app code costs those numbers only (null with a note).
+The Qt measurements run as a separate program from the checkout (`python -m
+tools.bench_probes`, kept out of the product), so the engine never loads Qt and a crash in
+Qt or app code costs those numbers only (null with a note).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ from engine.settings import (
     BACKENDS,
     DEFAULT_COMPILER,
     GenerationSettings,
+    ModelSettings,
     backends_for,
     pairing_problem,
 )
@@ -98,6 +100,10 @@ SCHEMA_PROMPT = "Produce a realistic JSON example of the following kind of recor
 LONG_SCHEMA = {"type": "string", "minLength": 4000}
 LONG_PROMPT = "Write a long story as one JSON string.\nJSON:"
 QT_TIMEOUT_S = 300
+# The Qt probes are a developer tool beside the packages, not in them: found from the
+# checkout this engine runs from (an editable install, or the repository on sys.path).
+CHECKOUT = Path(__file__).resolve().parents[2]
+PROBES = "tools.bench_probes"
 CHART_TOP_K = GenerationSettings().top_k  # the memory run's records, which the chart is timed on
 
 # (path in the result, upper bound): printed as met/missed, never asserted.
@@ -295,21 +301,70 @@ def _exit_text(code: int) -> str:
     return f"exit status {code}"
 
 
+def _probe_env() -> dict[str, str]:
+    """This environment, with the checkout first on PYTHONPATH so `tools` is importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(CHECKOUT), env.get("PYTHONPATH")) if p)
+    return env
+
+
 def isolated(probe: str, payload: dict[str, Any]) -> tuple[float | None, str | None]:
-    """Run one of app/bench_probes.py's probes as a separate program, so the engine never
+    """Run one of tools/bench_probes' probes as a separate program, so the engine never
     loads Qt: (value, None), or (None, why there is no value)."""
+    if not (CHECKOUT / "tools" / "bench_probes" / "__main__.py").is_file():
+        return None, f"no Qt probes: they run from a checkout's tools/bench_probes ({CHECKOUT})"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "input.json"
         path.write_text(json.dumps(payload), encoding="utf-8")
-        cmd = [sys.executable, "-m", "app.bench_probes", probe, str(path)]
+        cmd = [sys.executable, "-m", PROBES, probe, str(path)]
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=QT_TIMEOUT_S)
+            done = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=QT_TIMEOUT_S,
+                cwd=CHECKOUT,  # `-m` puts the working folder first on sys.path
+                env=_probe_env(),
+            )
         except subprocess.TimeoutExpired:
             return None, f"no answer within {QT_TIMEOUT_S} s"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or [""])[-1]
         return None, f"its process failed ({_exit_text(done.returncode)}): {last}"
     return float(json.loads(done.stdout.strip().splitlines()[-1])["value"]), None
+
+
+def qt_numbers(
+    records: list[StepRecord],
+    settings: ModelSettings,
+    invoice: Workload,
+    steps: int,
+) -> tuple[dict[str, float | None], list[str]]:
+    """The chart update on the memory run's records and the GUI lag over the invoice run,
+    each in its own process: the two numbers, and a note for each that has none."""
+    _progress(f"chart updates: {len(records)} records")
+    chart_ms, chart_note = isolated("chart", {"records": [r.to_json() for r in records]})
+    _progress("GUI lag probe")
+    generation = GenerationSettings(max_tokens=steps, temperature=TEMPERATURE, seed=SEED)
+    model = asdict(settings)
+    if settings.path is not None:  # the probe runs in the checkout, maybe not this folder
+        model["path"] = os.path.abspath(settings.path)
+    lag_ms, lag_note = isolated(
+        "lag",
+        {
+            "model": model,
+            "schema_text": invoice.schema_text,
+            "prompt": invoice.prompt,
+            "generation": generation.to_json(),
+        },
+    )
+    numbers = {"chart_update_ms_p50": chart_ms, "gui_max_lag_ms": lag_ms}
+    notes = [
+        f"{name}: {note}"
+        for name, note in (("chart_update_ms_p50", chart_note), ("gui_max_lag_ms", lag_note))
+        if note
+    ]
+    return numbers, notes
 
 
 # -- results --------------------------------------------------------------------------------
@@ -496,6 +551,25 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
 # -- the command ----------------------------------------------------------------------------
 
 
+def batch_on_both_models(
+    model: Model, peer: Any, settings: ModelSettings, steps: int, quick: bool
+) -> dict[str, Any]:
+    """The batch table on the real model, with the tiny random-weight model's column."""
+    fast = Model.load(dataclasses.replace(settings, path=str(tiny_model("gemma3"))))
+    try:
+        return batch_table(
+            model,
+            peer,
+            batch_workloads(steps, TEMPERATURE, SEED),
+            QUICK_BATCH_SAMPLES if quick else BATCH_SAMPLES,
+            QUICK_PARALLEL if quick else PARALLEL,
+            _progress,
+            fast,
+        )
+    finally:
+        fast.close()
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.quick:
         steps, n_schemas, long_steps = QUICK_STEPS, QUICK_SCHEMAS, QUICK_RSS_STEPS
@@ -521,39 +595,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         steps,
         _progress,
     )
-    fast = Model.load(dataclasses.replace(settings, path=str(tiny_model("gemma3"))))
-    try:
-        batch = batch_table(
-            model,
-            peer,
-            batch_workloads(steps, TEMPERATURE, SEED),
-            QUICK_BATCH_SAMPLES if args.quick else BATCH_SAMPLES,
-            QUICK_PARALLEL if args.quick else PARALLEL,
-            _progress,
-            fast,
-        )
-    finally:
-        fast.close()
-    engine_loads = engine_workloads(args.quick)
-    engines = engine_table(model, engine_loads, steps, TEMPERATURE, SEED, _progress)
-    _progress(f"chart updates: {len(records)} records")
-    chart_ms, chart_note = isolated("chart", {"records": [r.to_json() for r in records]})
-    _progress("GUI lag probe")
+    batch = batch_on_both_models(model, peer, settings, steps, args.quick)
+    engines = engine_table(model, engine_workloads(args.quick), steps, TEMPERATURE, SEED, _progress)
     invoice = next(w for w in workloads if w.name == "invoice")
-    generation = GenerationSettings(max_tokens=steps, temperature=TEMPERATURE, seed=SEED)
-    lag_ms, lag_note = isolated(
-        "lag",
-        {
-            "model": asdict(settings),
-            "schema_text": invoice.schema_text,
-            "prompt": invoice.prompt,
-            "generation": generation.to_json(),
-        },
-    )
+    qt, notes = qt_numbers(records, settings, invoice, steps)
     result = {
         **sample_summary(samples),
-        "chart_update_ms_p50": chart_ms,
-        "gui_max_lag_ms": lag_ms,
+        **qt,
         **memory,
         **batch,
         "overhead": overhead,
@@ -565,11 +613,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "n_workloads": len(workloads),
     }
     result["targets"] = target_report(result)
-    result["notes"] = [
-        f"{name}: {note}"
-        for name, note in (("chart_update_ms_p50", chart_note), ("gui_max_lag_ms", lag_note))
-        if note
-    ]
+    result["notes"] = notes
     if args.json:
         print(json.dumps(_rounded(result), indent=2))
     else:

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QTextCursor
 
-from app.bench_probes import LagProbe
 from app.main_window import MainWindow
 from engine.records import FinishReason
 from engine.runs.saved import SavedRun, load_run
 from engine.settings import GenerationSettings, ModelSettings
+from tools.bench_probes.probes import LagProbe
 
 pytestmark = pytest.mark.soak
 

@@ -11,7 +11,6 @@ from bench_batch import fixed_batch
 from PySide6.QtWidgets import QApplication
 from step_chart_records import make_record, many_candidates
 
-from app.bench_probes import chart_update_ms
 from engine.bench.measure import BENCH_BACKENDS as BACKENDS  # those that run its grammar
 from engine.bench.measure import (
     BackendSamples,
@@ -20,6 +19,7 @@ from engine.bench.measure import (
     sample_summary,
     target_report,
 )
+from tools.bench_probes.probes import chart_update_ms
 
 
 def _report(chart_ms: float) -> dict[str, Any]:

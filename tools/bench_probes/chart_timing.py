@@ -1,9 +1,9 @@
 """Time the chart alone, as `make bench` does, at a chosen Top-K:
-`python -m app.chart.time_updates --top-k 50 [--steps 300] [--records FILE]`.
+`python -m tools.bench_probes.chart_timing --top-k 50 [--steps 300] [--records FILE]`.
 
 It decodes the bench's memory run (its long-string schema and prompt, T and seed) once,
 keeping Top-K candidates per step, caches the records in FILE, and prints the median chart
-update of app/bench_probes.py's chart probe over them. `make bench` itself runs far more;
+update of the bench's chart probe (probes.py) over them. `make bench` itself runs far more;
 this is the one number to check while working on the chart.
 """
 
@@ -19,7 +19,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication
 
-from app.bench_probes import chart_update_ms
 from engine.bench.measure import LONG_PROMPT, LONG_SCHEMA, RSS_STEPS, SEED, TARGETS, TEMPERATURE
 from engine.decode.loop import generate
 from engine.grammar.compile import compile_schema
@@ -27,6 +26,7 @@ from engine.model.llama import Model
 from engine.records import StepRecord
 from engine.runs.saved import step_from_json
 from engine.settings import GenerationSettings, ModelSettings
+from tools.bench_probes.probes import chart_update_ms
 
 
 def decode_records(top_k: int, steps: int) -> list[StepRecord]:

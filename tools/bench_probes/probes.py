@@ -1,8 +1,8 @@
-"""The benchmark's Qt measurements, run as `python -m app.bench_probes PROBE INPUT.json`.
+"""The benchmark's Qt measurements, run as `python -m tools.bench_probes PROBE INPUT.json`.
 
-`maskscope bench` (engine/bench.py) starts this as a separate program, so the engine never
-imports Qt and a crash in Qt costs only these numbers. It prints one JSON line:
-{"value": milliseconds}.
+`maskscope bench` (engine/bench/measure.py) starts this as a separate program from the
+checkout, so the engine never imports Qt and a crash in Qt costs only these numbers. It
+prints one JSON line: {"value": milliseconds}.
 """
 
 from __future__ import annotations
@@ -132,7 +132,3 @@ def main(argv: list[str]) -> int:
         return 2
     print(json.dumps({"value": value}))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
