@@ -38,6 +38,15 @@ if TYPE_CHECKING:  # engine.model.llama loads llama.cpp, which waits until the b
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="run one constrained generation and print every step")
+    _add_input_arguments(p)
+    add_model_arguments(p)
+    _add_generation_arguments(p)
+    _add_output_arguments(p)
+    p.set_defaults(func=cmd_generate)
+
+
+def _add_input_arguments(p: argparse.ArgumentParser) -> None:
+    """What to run: a schema file or a bundled example, and the prompt."""
     schema = p.add_mutually_exclusive_group(required=True)
     schema.add_argument("--schema", metavar="FILE", help="JSON Schema file")
     schema.add_argument(
@@ -47,7 +56,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--prompt", help="prompt text (required with --schema)")
     src.add_argument("--prompt-file", metavar="FILE", help="file holding the prompt")
-    add_model_arguments(p)
+
+
+def _add_generation_arguments(p: argparse.ArgumentParser) -> None:
+    """How to decode: the GenerationSettings, each left out unless given."""
     # No defaults here: a value left out comes from the example, else from GenerationSettings.
     d = GenerationSettings()
     p.add_argument("--max-tokens", type=MAX_TOKENS, help=f"default {d.max_tokens}")
@@ -89,6 +101,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="decode with no grammar at all (the model alone, to compare with a constrained "
         "run); the output is still validated against the schema",
     )
+
+
+def _add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """What to write: the saved run, and rows or JSON lines."""
     p.add_argument(
         "--save-run",
         metavar="RUN.json",
@@ -101,7 +117,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="one JSON object per step, then the result; token_piece is a token's exact text, "
         "token_text its display form (␣ for a space)",
     )
-    p.set_defaults(func=cmd_generate)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
