@@ -46,7 +46,7 @@ class Presentation(QObject):
         self._panes = panes
         self._plain = set_plain_language
         self._stop = stop_action
-        self._saved: tuple[QByteArray, Qt.WindowState, QFont, str, QKeySequence] | None = None
+        self._saved: tuple[QByteArray, int, Qt.WindowState, QFont, str, QKeySequence] | None = None
         self.action = QAction("&Presentation mode", window)
         self.action.setCheckable(True)
         self.action.setShortcut(QKeySequence(Qt.Key.Key_F11))
@@ -78,6 +78,7 @@ class Presentation(QObject):
         w = self._window
         self._saved = (
             self._panes.saveState(),
+            self._panes.width(),
             w.windowState(),
             app.font(),
             w.styleSheet(),
@@ -111,7 +112,7 @@ class Presentation(QObject):
 
     def _exit(self) -> None:
         assert self._saved is not None
-        state, window_state, font, sheet, stop_key = self._saved
+        state, width, window_state, font, sheet, stop_key = self._saved
         self._saved = None
         w = self._window
         QApplication.instance().setFont(font)
@@ -119,5 +120,6 @@ class Presentation(QObject):
         self._plain(False)
         self._leave.setEnabled(False)
         self._stop.setShortcut(stop_key)
-        self._panes.restoreState(state)
+        # Restored again once the window is back at the width the layout was saved at.
+        self._panes.restore_at_width(state, width)
         w.setWindowState(window_state)  # normal, maximised or full screen, as it was

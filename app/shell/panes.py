@@ -4,15 +4,16 @@ The host is a QMainWindow nested in the window's central widget, so that the err
 spans every pane above them, and the window keeps its menus, toolbar and status bar.
 Panes can be moved, tabbed, floated, hidden from the View menu and put back with
 "Reset layout"; their arrangement is saved with `save_state` and brought back by
-`restore_state`.
+`restore_state`. When the window grows or shrinks (maximised, say), each column of panes
+keeps its share of the width: Qt alone would give all of the change to the left column.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFrame,
@@ -65,6 +66,21 @@ class PaneHost(QMainWindow):
         self._restored = False  # restore_layout has run
         self._saved_state: QByteArray | None = None  # the layout it restored, if any
         self._sizes_pending = False
+        # The columns' widths as last measured, at the host width `_measured_at`: what a
+        # resize of the host shares its change out by (see resizeEvent).
+        self._column_widths: list[tuple[QDockWidget, int]] = []
+        self._measured_at = 0
+        self._measure = QTimer(self)
+        self._measure.setSingleShot(True)
+        self._measure.setInterval(0)  # once the layout has settled
+        self._measure.timeout.connect(self._measure_columns)
+        # A layout to restore once more when the host is back at the width it was saved at
+        # (restore_at_width), and the timer that gives up waiting for that width.
+        self._pending_restore: tuple[QByteArray, int] | None = None
+        self._give_up_restore = QTimer(self)
+        self._give_up_restore.setSingleShot(True)
+        self._give_up_restore.setInterval(2000)
+        self._give_up_restore.timeout.connect(self._drop_pending_restore)
 
     # --- panes -------------------------------------------------------------------------
     def add_pane(
@@ -77,6 +93,7 @@ class PaneHost(QMainWindow):
         if not isinstance(widget, QFrame):  # a frame would be drawn inside the margin
             widget.setContentsMargins(6, 0, 6, 6)  # the dock itself has none
         dock.setWidget(widget)
+        dock.installEventFilter(self)  # its resizes: see eventFilter
         dock.toggleViewAction().setText(title)
         dock.toggleViewAction().setStatusTip(f"Show or hide the {title} pane")
         if tab_with is None and name not in self.CORE:
@@ -108,6 +125,78 @@ class PaneHost(QMainWindow):
                 bar.setUsesScrollButtons(True)
                 bar.setExpanding(False)
         return super().event(event)
+
+    # --- columns keep their share of the width ---------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # A pane resized while the host keeps its width: a divider moved, a pane shown or
+        # hidden, the layout reset. Its new widths are measured once the layout settles.
+        if event.type() == QEvent.Type.Resize and self.width() == self._measured_at:
+            self._measure.start()
+        return False
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        # Qt has laid the docks out for the new width already, giving the whole change to
+        # the left column (the central widget that would take it is hidden). Each column
+        # gets its share instead, in proportion to its width before.
+        old, new = self._measured_at, self.width()
+        docks = [dock for dock, _ in self._column_widths]
+        if self._pending_restore is not None and self._pending_restore[1] == new:
+            self.restoreState(self._pending_restore[0])  # the sizes as saved, at their width
+            self._drop_pending_restore()
+        elif old > 0 and new != old and docks and all(self._in_view(d) for d in docks):
+            widths = [width for _, width in self._column_widths]
+            room = sum(widths) + new - old
+            sizes = [max(1, round(w * room / sum(widths))) for w in widths]
+            self.resizeDocks(docks, sizes, Qt.Orientation.Horizontal)
+        self._measured_at = new
+        self._measure.start()
+
+    def restore_at_width(self, state: QByteArray, width: int) -> None:
+        """restoreState now, and once more when the host is `width` wide again, the width
+        the state was saved at: a layout restored while the window is wider (leaving full
+        screen) is laid out for that width first and then shrunk, and would not come back
+        as it was."""
+        self.restoreState(state)
+        if self.width() != width:
+            self._pending_restore = (state, width)
+            self._give_up_restore.start()
+
+    def _drop_pending_restore(self) -> None:
+        self._pending_restore = None
+        self._give_up_restore.stop()
+
+    def _measure_columns(self) -> None:
+        if self.width() != self._measured_at:
+            return  # a resize is under way: resizeEvent measures again after it
+        columns = self.columns()
+        self._column_widths = [(column[0], column[0].width()) for column in columns or ()]
+
+    def columns(self) -> list[list[QDockWidget]] | None:
+        """The visible docked panes grouped by the column they stand in, left to right
+        (tabbed panes count by the tab in front); None when the panes do not stand in plain
+        columns (one spans two, say), which are then left to Qt."""
+        by_left: dict[int, list[QDockWidget]] = {}
+        for pane in self.panes.values():
+            if self._in_view(pane.dock):
+                by_left.setdefault(pane.dock.x(), []).append(pane.dock)
+        columns = [by_left[x] for x in sorted(by_left)]
+        right = -1
+        for column in columns:
+            if len({dock.width() for dock in column}) != 1 or column[0].x() <= right:
+                return None
+            right = column[0].geometry().right()
+        return columns
+
+    def _in_view(self, dock: QDockWidget) -> bool:
+        """Docked and on show: Qt keeps a tab that is not in front visible, moved out of
+        the host's rectangle."""
+        return (
+            dock.isVisible()
+            and not dock.isFloating()
+            and dock.parent() is self
+            and self.rect().contains(dock.geometry())
+        )
 
     # --- layout ------------------------------------------------------------------------
     def reset_layout(self) -> None:

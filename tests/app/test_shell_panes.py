@@ -3,11 +3,13 @@ usable in a small window."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtWidgets import QDockWidget, QLabel
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
 from app.main_window import MainWindow
 from app.settings.store import SettingsStore
+from app.shell.panes import PaneHost
 from app.shell.window_size import default_size
 from tests.app.shell_window import open_window
 
@@ -127,3 +129,71 @@ def test_default_size_fits_the_screen() -> None:
     assert default_size(QRect(0, 0, 2560, 1440)) == QSize(1500, 900)
     small = default_size(QRect(0, 0, 1024, 600))
     assert small.width() <= 1024 and small.height() <= 600
+
+
+def _host_window(qtbot) -> tuple[QMainWindow, PaneHost]:
+    """The five core panes in a host of their own, no model, and one more tabbed behind
+    the output (Qt keeps such a tab visible, moved out of the host)."""
+    window = QMainWindow()
+    host = PaneHost(window)
+    window.setCentralWidget(host)
+    for name in PaneHost.CORE:
+        host.add_pane(name, name.title(), QLabel(name), LEFT)
+    host.add_pane("notes", "Notes", QLabel("notes"), RIGHT)
+    qtbot.addWidget(window)
+    window.resize(1180, 740)
+    host.restore_layout(None)
+    window.show()
+    qtbot.waitExposed(window)
+    qtbot.wait(50)  # the default sizes are set once shown
+    return window, host
+
+
+def test_a_wider_window_widens_every_column_by_its_share(qtbot) -> None:
+    """Maximised, the window's extra width went to the left column alone (issue 27): the
+    chart and the settings and output column kept their widths."""
+    window, host = _host_window(qtbot)
+    columns = host.columns()
+    assert columns is not None
+    assert [c[0] for c in columns] == [host.dock(n) for n in ("schema", "chart", "settings")]
+
+    def widths() -> list[int]:
+        return [host.dock(n).width() for n in ("schema", "chart", "settings")]
+
+    before, before_host = widths(), host.width()
+    for size in ((1600, 1000), (1180, 740)):  # maximised, then back
+        window.resize(*size)
+        qtbot.wait(50)
+        room = sum(before) + host.width() - before_host  # the dividers keep their width
+        shares = [w * room / sum(before) for w in before]
+        assert widths() == pytest.approx(shares, abs=6), (size, before, widths())
+    assert widths() == pytest.approx(before, abs=6)  # back where they were
+
+
+def test_a_moved_divider_is_kept_when_the_window_grows(qtbot) -> None:
+    window, host = _host_window(qtbot)
+    chart, settings = host.dock("chart"), host.dock("settings")
+    host.resizeDocks([chart, settings], [300, 500], Qt.Orientation.Horizontal)  # as a drag
+    qtbot.wait(50)
+    before = [host.dock(n).width() for n in ("schema", "chart", "settings")]
+    window.resize(1600, 1000)
+    qtbot.wait(50)
+    after = [host.dock(n).width() for n in ("schema", "chart", "settings")]
+    assert after[2] > after[1] > before[1]  # the settings column stays the wider
+
+
+def test_a_layout_restored_while_wider_comes_back_as_saved(qtbot) -> None:
+    """Leaving presentation mode restores the layout while the window is still full
+    screen: laid out for that width and then shrunk, it came back with other widths."""
+    window, host = _host_window(qtbot)
+    host.resizeDocks([host.dock("chart")], [420], Qt.Orientation.Horizontal)
+    qtbot.wait(50)
+    saved, width = host.saveState(), host.width()
+    before = [host.dock(n).width() for n in ("schema", "chart", "settings")]
+    window.resize(1900, 1000)  # full screen
+    qtbot.wait(50)
+    host.dock("settings").hide()  # what presentation mode does
+    host.restore_at_width(saved, width)
+    window.resize(1180, 740)
+    qtbot.wait(50)
+    assert [host.dock(n).width() for n in ("schema", "chart", "settings")] == before
