@@ -47,7 +47,18 @@ EMPTY = (
 
 ORIGINAL_SELECTED = "The original run. Select a branch to compare it with the original."
 ORIGINAL = -1  # the list row of the original run; branches are 0, 1, ...
-COLUMNS = ("Run", "Fork step", "Forced token", "Verdict", "Tokens")
+COLUMNS = ("Run", "Step", "Forced token", "Verdict", "Tokens")
+COLUMN_TIPS = (
+    "The run; its whole name and the start of its output are in the row's tooltip",
+    "The step whose token the branch forced, counted from 1",
+    "The token the branch forced there",
+    "Whether the run's output validates against the schema",
+    "How many tokens the run wrote",
+)
+FORCED_TOKEN = 2  # the column that takes what width is left, its tokens cut ("…") to fit
+VERDICT = 3
+VERDICT_CHARS = 9  # a verdict is cut at about this many average characters
+CELL_PADDING_PX = 16  # a cell's margins and the gap to the next column
 
 
 def _original_color(colors: ChartColors):
@@ -144,9 +155,18 @@ class BranchesView(QWidget):
             "The original run and every what-if branch made from it. Select one to compare "
             "it with the original; double-click or press Enter to show it in the chart."
         )
+        for column, tip in enumerate(COLUMN_TIPS):
+            self.list.headerItem().setToolTip(column, tip)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.list.header()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # The names keep their width and the forced token takes what is left, cut to it:
+        # with the token at its whole width the list scrolled sideways in its pane, and the
+        # Run column was squeezed. Every cut text is whole in its tooltip.
+        for column in range(len(COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(FORCED_TOKEN, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(VERDICT, QHeaderView.ResizeMode.Interactive)
         self.list.itemActivated.connect(self._activated)
         self.list.currentItemChanged.connect(self._current_changed)
         self.open_button = QToolButton(self)
@@ -234,7 +254,9 @@ class BranchesView(QWidget):
         """A new original run; the branches of the previous one are dropped."""
         self.branches.set_original(run)
         self._clear_list()
-        self.list.addTopLevelItem(self._row(ORIGINAL, "Original run", "—", "—", run))
+        self.list.addTopLevelItem(
+            self._row(ORIGINAL, "Original run", "Original run", "—", "—", run)
+        )
         self._fit_columns()
         self.list.setCurrentItem(self.list.topLevelItem(0))
 
@@ -244,7 +266,12 @@ class BranchesView(QWidget):
         # The name's "step 7 → 'EUR'" has columns of its own: the Run column keeps "Branch 2".
         short = branch.name.split(":", 1)[0]
         item = self._row(
-            index, short, str(branch.fork_step + 1), repr(branch.token_text), branch.run
+            index,
+            short,
+            branch.name,
+            str(branch.fork_step + 1),
+            repr(branch.token_text),
+            branch.run,
         )
         self.list.addTopLevelItem(item)
         self._fit_columns()
@@ -261,12 +288,19 @@ class BranchesView(QWidget):
             self.list.clear()
         self.open_button.setEnabled(False)
 
-    def _row(self, index: int, name: str, step: str, token: str, run: SavedRun) -> QTreeWidgetItem:
+    def _row(
+        self, index: int, name: str, whole_name: str, step: str, token: str, run: SavedRun
+    ) -> QTreeWidgetItem:
+        """A run's row: `name` short ("Branch 2"), `whole_name` in its tooltip ("Branch 2:
+        step 7 → 'EUR'") with the start of the output, since a narrow pane cuts the name."""
         badge, tone = verdict(run.result)
         item = QTreeWidgetItem([name, step, token, badge, str(len(run.records))])
         item.setData(0, Qt.ItemDataRole.UserRole, index)
         item.setData(3, Qt.ItemDataRole.UserRole, tone)
-        item.setToolTip(0, literal_html(run.result.text[:400]))
+        item.setToolTip(
+            0, f"<b>{html.escape(whole_name)}</b>" + literal_html(run.result.text[:400])
+        )
+        item.setToolTip(2, literal_html(token) if token != "—" else "")
         item.setToolTip(3, literal_html(run.result.message or badge))
         for column in (1, 4):
             item.setTextAlignment(
@@ -280,8 +314,11 @@ class BranchesView(QWidget):
         item.setForeground(3, QBrush(getattr(chart_colors(), tone)))
 
     def _fit_columns(self) -> None:
-        for column in range(1, len(COLUMNS)):
-            self.list.resizeColumnToContents(column)
+        """The verdict column fits its verdicts up to VERDICT_CHARS; the others fit
+        themselves (header modes)."""
+        self.list.resizeColumnToContents(VERDICT)
+        cap = self.list.fontMetrics().averageCharWidth() * VERDICT_CHARS + CELL_PADDING_PX
+        self.list.setColumnWidth(VERDICT, min(self.list.columnWidth(VERDICT), cap))
 
     # --- selection -------------------------------------------------------------------------
     def current_index(self) -> int | None:

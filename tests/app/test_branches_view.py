@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 from functools import partial
 from pathlib import Path
 
@@ -241,3 +242,29 @@ def test_on_a_real_run_the_eur_branch_reads_its_odds_from_the_currency_step(qtbo
         "the original drew 'USD' (P 0.598)."
     )
     assert _tinted(view, view.left) == "USD" and _tinted(view, view.right) == "EUR"
+
+
+def test_a_narrow_list_keeps_the_names_and_tells_what_it_cuts(qtbot):
+    """At the width of its pane in the default layout the list scrolled sideways and cut
+    the Run column's names, whose tooltip held only the output (issue 27)."""
+    view = _view(qtbot)
+    view.resize(315, 520)
+    view.show()
+    qtbot.waitExposed(view)
+    tree = view.list
+    assert tree.horizontalScrollBar().maximum() == 0  # nothing hidden to the right
+    metrics = tree.fontMetrics()
+    for i in range(tree.topLevelItemCount()):
+        name = tree.topLevelItem(i).text(0)
+        assert tree.columnWidth(0) >= metrics.horizontalAdvance(name)  # never "Bra…"
+    late = tree.topLevelItem(2)
+    # The whole name, its step and token, is in the Run cell's tooltip, before the output.
+    whole = view.branches.branches[1].name
+    assert late.toolTip(0).startswith(f"<b>{html.escape(whole)}</b>")
+    assert html.escape(LATE.result.text, quote=False) in late.toolTip(0)
+    assert tree.topLevelItem(0).toolTip(0).startswith("<b>Original run</b>")
+    # The long forced token is cut to its column, and whole in its tooltip.
+    token = late.text(2)
+    assert metrics.horizontalAdvance(token) > tree.columnWidth(2)
+    assert html.escape(token, quote=False) in late.toolTip(2)
+    assert "(1 error)" in late.toolTip(3) or "not one of" in late.toolTip(3)
