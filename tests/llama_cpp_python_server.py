@@ -5,50 +5,31 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from pathlib import Path
+from typing import IO, NoReturn
 
 import pytest
 
 from engine.model.paths import default_model_path
-from tests.loopback import answers, free_port
-
-_START_S = 180
+from tests.loopback import LoopbackServer
 
 
-class LlamaCppPythonServer:
+class LlamaCppPythonServer(LoopbackServer):
     """llama_cpp.server on the default model; `start` again after a `stop` is a new one."""
 
-    def __init__(self, log: Path) -> None:
-        self.log, self.url, self.process = log, "", None
+    name = "llama_cpp.server"
+    ready_path = "/v1/models"
+    start_s = 180.0
+    poll_s = 0.5
 
-    def start(self) -> None:
-        port = free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        command = [
+    def command(self, port: int) -> list[str]:
+        return [
             sys.executable, "-m", "llama_cpp.server", "--model", str(default_model_path()),
             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
         ]  # fmt: skip
-        with self.log.open("wb") as err:
-            self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-        deadline = time.monotonic() + _START_S
-        while not answers(f"{self.url}/v1/models"):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                said = self.log.read_text(errors="replace")[-3000:]
-                self.stop()
-                pytest.fail(f"llama_cpp.server did not come up on {self.url}:\n{said}")
-            time.sleep(0.5)
 
-    def stop(self) -> None:
-        if self.process is None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+    def spawn(self, command: list[str], log: IO[bytes]) -> subprocess.Popen[bytes]:
+        """Its stderr only: stdout is uvicorn's request lines."""
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
 
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+    def not_up(self, message: str) -> NoReturn:
+        pytest.fail(message)

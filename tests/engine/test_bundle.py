@@ -31,6 +31,7 @@ from engine.suite.format import Expectation
 from engine.suite.load import load_suite
 from engine.suite.metrics import sample_from_run
 from engine.suite.run import SuiteRun
+from tests.suite_files import export_on
 
 HOSTILE = '<script>alert(1)</script> </textarea> {{ 1 }} "q"'  # {{ 1 }}: no placeholder
 SCHEMA = {
@@ -63,11 +64,7 @@ def bundle(tmp_path_factory, model) -> Path:
     root = tmp_path_factory.mktemp("bundle")
     suite = root / "tiny.suite.json"
     suite.write_text(json.dumps(SUITE), encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("engine.suite.cache.default_folder", lambda: root / "cache")
-        mp.setattr("engine.model.llama.Model.load", lambda *a, **k: model)
-        assert main(["export", str(suite), "--out", str(root / "out")]) == 0
-    return root / "out"
+    return export_on(model, suite, root)
 
 
 def _sha(path: Path) -> str:

@@ -23,7 +23,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from engine.cli.main import main
 from engine.grammar.compile import compile_schema
 from engine.suite.bundle.grammar_files import (
     LARK_FILE,
@@ -33,32 +32,22 @@ from engine.suite.bundle.grammar_files import (
     prove,
 )
 from engine.suite.load import suite_from_json
+from tests.suite_files import SCHEMA, currency_suite, export_on, write_suite
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
-    "required": ["currency"],
-    "additionalProperties": False,
-}
-SUITE = {
-    "format": "maskscope-suite",
-    "version": 1,
-    "name": "engines",
-    "schema": SCHEMA,
-    "generation": {"max_tokens": 16, "temperature": 0.3, "seed": 0},
-    "prompt": 'Invoice 1\nAmount due: 61.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n{{invoice}}\n\n'
+SUITE = currency_suite(
+    "engines",
+    max_tokens=16,
+    prompt='Invoice 1\nAmount due: 61.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n{{invoice}}\n\n'
     "JSON:\n",
-    "samples": 1,
-    "cases": [{"id": "usd", "vars": {"invoice": "Invoice 2\nAmount due: 1,950.00 USD"}}],
-    "instances": [
+    cases=[{"id": "usd", "vars": {"invoice": "Invoice 2\nAmount due: 1,950.00 USD"}}],
+    instances=[
         {"data": {"currency": "USD"}, "valid": True},
         {"data": {"currency": "JPY"}, "valid": False},
         {"data": {}, "valid": False},
         {"data": {"currency": "EUR", "amount": 1}, "valid": False},
         {"text": '{"currency": "EU', "valid": False},
     ],
-    "thresholds": {"min_validity": 0.5},
-}
+)
 # The requests each real server here answers; vLLM's and SGLang's need GPU stacks.
 LLAMA_CPP_PYTHON_SNIPPETS = ("llama_cpp_python_server.json",)
 LLAMA_SERVER_SNIPPETS = ("llama_server_grammar.json", "llama_server_response_format.json")
@@ -67,13 +56,7 @@ LLAMA_SERVER_SNIPPETS = ("llama_server_grammar.json", "llama_server_response_for
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory, model) -> Path:
     root = tmp_path_factory.mktemp("engines")
-    suite = root / "engines.suite.json"
-    suite.write_text(json.dumps(SUITE), encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("engine.suite.cache.default_folder", lambda: root / "cache")
-        mp.setattr("engine.model.llama.Model.load", lambda *a, **k: model)
-        assert main(["export", str(suite), "--out", str(root / "out")]) == 0
-    return root / "out"
+    return export_on(model, write_suite(root, SUITE), root)
 
 
 def test_each_grammar_file_is_read_back_by_its_engine_and_judges_alike(bundle):

@@ -21,33 +21,23 @@ import pytest
 
 from engine.cli.main import main
 from tests.llama_cpp_python_server import LlamaCppPythonServer
+from tests.suite_files import EUR_INVOICE, SCHEMA, USD_INVOICE, currency_suite, write_suite
 
 pytestmark = pytest.mark.slow  # a server process, promptfoo's node process
 
 PROMPTFOO = Path(__file__).resolve().parents[2] / "build/node/node_modules/.bin/promptfoo"
-SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
-    "required": ["currency"],
-    "additionalProperties": False,
-}
-SUITE = {
-    "format": "maskscope-suite",
-    "version": 1,
-    "name": "promptfoo",
-    "schema": SCHEMA,
-    "generation": {"max_tokens": 12, "temperature": 0.0, "seed": 0},
-    "prompt": 'Invoice 3310\nAmount due: 610.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n'
-    "{{invoice}}\n\nJSON:\n",
-    "samples": 1,
-    "cases": [
-        {"id": "usd", "vars": {"invoice": "Invoice 10-4471\nAmount due: 1,950.00 USD"},
+SUITE = currency_suite(
+    "promptfoo",
+    max_tokens=12,
+    temperature=0.0,
+    schema={"$schema": "https://json-schema.org/draft/2020-12/schema", **SCHEMA},
+    cases=[
+        {"id": "usd", "vars": {"invoice": USD_INVOICE},
          "expected": {"$.currency": {"regex": "USD|EUR|UNKNOWN"}, "$.amount": {"absent": True}}},
-        {"id": "never", "vars": {"invoice": "Invoice 2291\nAmount due: 1.240,00 EUR"},
-         "expected": {"$.currency": "GBP"}},
+        {"id": "never", "vars": {"invoice": EUR_INVOICE}, "expected": {"$.currency": "GBP"}},
     ],
-}  # fmt: skip
+    thresholds=None,
+)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +53,7 @@ def llama_cpp_python_server(tmp_path_factory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("promptfoo")
-    suite = folder / "promptfoo.suite.json"
-    suite.write_text(json.dumps(SUITE), encoding="utf-8")
+    suite = write_suite(folder, SUITE)
     # exit 0: no threshold is set, so the "never" case's missed field fails nothing here
     assert main(["export", str(suite), "--out", str(folder / "B")]) == 0
     return folder / "B"

@@ -23,39 +23,16 @@ from engine.suite.load import suite_from_json
 from engine.suite.server.client import ServerClient
 from engine.suite.server.request import ServerOptions
 from engine.suite.server.run import run_suite_on_server
+from tests.suite_files import PROMPT, SCHEMA, currency_suite, write_suite
 
 pytestmark = pytest.mark.slow  # a child process serving the model, a few tokens a second
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
-    "required": ["currency"],
-    "additionalProperties": False,
-}
-PROMPT = (
-    'Invoice 3310\nAmount due: 610.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n{{invoice}}\n\nJSON:\n'
-)
-SUITE = {
-    "format": "maskscope-suite",
-    "version": 1,
-    "name": "llama-server",
-    "schema": SCHEMA,
-    "generation": {"max_tokens": 16, "temperature": 0.3, "seed": 0},
-    "prompt": PROMPT,
-    "samples": 1,
-    "cases": [
-        {"id": "usd", "vars": {"invoice": "Invoice 10-4471\nAmount due: 1,950.00 USD"}},
-        {"id": "eur", "vars": {"invoice": "Invoice 2291\nAmount due: 1.240,00 EUR"}},
-    ],
-    "thresholds": {"min_validity": 0.5},
-}
+SUITE = currency_suite("llama-server", max_tokens=16)
 
 
 @pytest.fixture
 def suite_file(tmp_path) -> str:
-    path = tmp_path / "llama-server.suite.json"
-    path.write_text(json.dumps(SUITE), encoding="utf-8")
-    return str(path)
+    return str(write_suite(tmp_path, SUITE))
 
 
 def _json_run(capsys, argv: list[str]) -> tuple[int, dict]:

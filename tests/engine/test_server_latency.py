@@ -15,31 +15,22 @@ from engine.suite.load import suite_from_json
 from engine.suite.metrics import evaluate, summarise
 from engine.suite.server.request import ServerOptions
 from engine.suite.server.run import run_suite_on_server
+from tests.suite_files import currency_suite, write_suite
 
 pytestmark = pytest.mark.slow  # a server process
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
-    "required": ["currency"],
-    "additionalProperties": False,
-}
-SUITE = {
-    "format": "maskscope-suite",
-    "version": 1,
-    "name": "latency",
-    "schema": SCHEMA,
-    "generation": {"max_tokens": 10, "temperature": 0.3, "seed": 0},
-    "prompt": "Invoice {{n}}\nAmount due: 1,950.00 USD\n\nJSON:\n",
-    "samples": 4,
-    "cases": [{"id": "a", "vars": {"n": "1"}}, {"id": "b", "vars": {"n": "2"}}],
-    "thresholds": {"max_p95_latency_ms": 600000, "latency": "wall"},
-}
+SUITE = currency_suite(
+    "latency",
+    max_tokens=10,
+    prompt="Invoice {{n}}\nAmount due: 1,950.00 USD\n\nJSON:\n",
+    samples=4,
+    cases=[{"id": "a", "vars": {"n": "1"}}, {"id": "b", "vars": {"n": "2"}}],
+    thresholds={"max_p95_latency_ms": 600000, "latency": "wall"},
+)
 
 
 def test_queue_and_service_apart_on_llama_server(llama_server, model, tmp_path, capsys):
-    path = tmp_path / "latency.suite.json"
-    path.write_text(json.dumps(SUITE), encoding="utf-8")
+    path = write_suite(tmp_path, SUITE)
     page, junit = tmp_path / "report.html", tmp_path / "junit.xml"
     argv = ["test", str(path), "--server", llama_server, "--concurrency", "8", "--json",
             "--html", str(page), "--junit", str(junit)]  # fmt: skip

@@ -28,32 +28,11 @@ from engine.suite.server.client import HttpRefusal, ServerClient
 from engine.suite.server.request import ServerOptions, response_format
 from engine.suite.server.run import run_suite_on_server
 from tests.llama_cpp_python_server import LlamaCppPythonServer
+from tests.suite_files import SCHEMA, currency_suite, write_suite
 
 pytestmark = pytest.mark.slow  # a child process serving the model
 
-SCHEMA = {
-    "type": "object",
-    "properties": {"currency": {"type": "string", "enum": ["USD", "EUR", "UNKNOWN"]}},
-    "required": ["currency"],
-    "additionalProperties": False,
-}
-PROMPT = (
-    'Invoice 3310\nAmount due: 610.00 EUR\n\nJSON:\n{"currency": "EUR"}\n\n{{invoice}}\n\nJSON:\n'
-)
-SUITE = {
-    "format": "maskscope-suite",
-    "version": 1,
-    "name": "server",
-    "schema": SCHEMA,
-    "generation": {"max_tokens": 40, "temperature": 0.3, "seed": 0},
-    "prompt": PROMPT,
-    "samples": 1,
-    "cases": [
-        {"id": "usd", "vars": {"invoice": "Invoice 10-4471\nAmount due: 1,950.00 USD"}},
-        {"id": "eur", "vars": {"invoice": "Invoice 2291\nAmount due: 1.240,00 EUR"}},
-    ],
-    "thresholds": {"min_validity": 0.5},
-}
+SUITE = currency_suite("server", max_tokens=40)
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +58,7 @@ def server(served) -> str:
 
 @pytest.fixture
 def suite_file(tmp_path) -> str:
-    path = tmp_path / "server.suite.json"
-    path.write_text(json.dumps(SUITE), encoding="utf-8")
-    return str(path)
+    return str(write_suite(tmp_path, SUITE))
 
 
 @pytest.fixture
