@@ -59,7 +59,7 @@ def bundle_report(
             _cases(tested),
             _inputs(tested),
             _converter(tested),
-            _server_provenance(tested, hashes, server) if server else _provenance(tested, hashes),
+            _provenance(tested, hashes, server),
             f"<footer>Made by <code>{made_by}</code>. This page runs no script and "
             "loads nothing.</footer>",
         )
@@ -255,28 +255,39 @@ def converter_sentence(tested: Tested) -> str:
     return f"llama-server's own converter (json_schema, response_format) {same}{skipped}."
 
 
-def _provenance(tested: Tested, hashes: dict[str, str]) -> str:
+def _provenance(
+    tested: Tested, hashes: dict[str, str], server: dict[str, str] | None = None
+) -> str:
+    """What made the numbers, with what settings, and the sha256 of what was tested. For a
+    server run, the server, not a local model (the local model only read the outputs back
+    through the tested grammar, for the fail-open check)."""
     p = tested.provenance
     settings = [(k.replace("_", " "), json.dumps(v)) for k, v in p.settings.items()]
     files = [
         [f"<code>{esc(path)}</code>", f"<code>{esc(sha)}</code>"] for path, sha in hashes.items()
     ]
+    if server:
+        made, sent = _server_rows(tested, server), " (sent to the server)"
+        files_title, files_head, after = "What was tested", "", ""
+    else:
+        made, sent = [*p.rows(), ("Tested", tested.tested_at)], ""
+        files_title, files_head = "Files", "file"
+        after = (
+            '<p class="note">README.md is hashed in hashes.json too; hashes.json, the list '
+            "itself, is not.</p>"
+        )
     return (
         '<h2>Provenance</h2><div class="columns">'
-        f"<div><h3>What made it</h3>{_facts([*p.rows(), ('Tested', tested.tested_at)])}</div>"
-        f"<div><h3>Generation settings</h3>{_facts(settings)}</div></div>"
-        "<h3>Files (sha256)</h3>"
-        + _table(["file", "sha256"], files)
-        + '<p class="note">README.md is hashed in hashes.json too; hashes.json, the list '
-        "itself, is not.</p>"
+        f"<div><h3>What made it</h3>{_facts(made)}</div>"
+        f"<div><h3>Generation settings{sent}</h3>{_facts(settings)}</div></div>"
+        f"<h3>{files_title} (sha256)</h3>" + _table([files_head, "sha256"], files) + after
     )
 
 
-def _server_provenance(tested: Tested, hashes: dict[str, str], server: dict[str, str]) -> str:
-    """What made a server run: the server, not a local model (the local model only read the
-    outputs back through the tested grammar, for the fail-open check)."""
+def _server_rows(tested: Tested, server: dict[str, str]) -> list[tuple[str, str]]:
+    """What made a server run, as rows of facts."""
     p = tested.provenance
-    rows = [
+    return [
         ("Server", server["url"]),
         ("Mode", server["mode"]),
         ("response_format form", server.get("response_format") or "not sent"),
@@ -285,16 +296,6 @@ def _server_provenance(tested: Tested, hashes: dict[str, str], server: dict[str,
         ("Maskscope", p.maskscope),
         ("Made", p.made_at),
     ]
-    settings = [(k.replace("_", " "), json.dumps(v)) for k, v in p.settings.items()]
-    files = [
-        [f"<code>{esc(path)}</code>", f"<code>{esc(sha)}</code>"] for path, sha in hashes.items()
-    ]
-    return (
-        '<h2>Provenance</h2><div class="columns">'
-        f"<div><h3>What made it</h3>{_facts(rows)}</div>"
-        f"<div><h3>Generation settings (sent to the server)</h3>{_facts(settings)}</div></div>"
-        "<h3>What was tested (sha256)</h3>" + _table(["", "sha256"], files)
-    )
 
 
 def _facts(rows: list[tuple[str, str]]) -> str:
