@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,9 @@ EXPECTED_TIP = (
     "path absent (no such key); path absent or null. "
     'Separate them with ";". Example: $.currency = "USD"; $.total = 12.5 ± 0.01; $.email absent'
 )
+# The expected cell of a case that can never pass (engine/suite/never_met.py): the amber of
+# the editor's warnings, faint enough for the text to read.
+NEVER_MET_TINT = QColor(255, 176, 0, 90)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,26 @@ class CasesTable(RowsTable):
                 item.setToolTip(FROM_FILE_TIP)
                 item.setForeground(QBrush(QColor("#777777")))
         return items
+
+    def mark_never_met(self, whys: dict[str, list[str]]) -> None:
+        """Tint the expected cell of each case (by id) with an expectation that no output of
+        the schema can meet, the reasons first in its tooltip; clear the others."""
+        column = self.columns().index("expected")
+        self.blockSignals(True)  # a tint is no edit: no itemChanged to read back
+        try:
+            for r, row in enumerate(self._rows):
+                item = self.item(r, column)
+                if item is None:
+                    continue
+                tip = FROM_FILE_TIP if row.line is not None else EXPECTED_TIP
+                why = whys.get(row.id.strip(), [])
+                item.setBackground(QBrush(NEVER_MET_TINT) if why else QBrush())
+                warning = "".join(
+                    f"<p>⚠ {html.escape(w)}: this case can never pass</p>" for w in why
+                )
+                item.setToolTip(warning + tip)
+        finally:
+            self.blockSignals(False)
 
     def edited(self, row: CaseRow, column: int, item: QTableWidgetItem) -> CaseRow:
         text = item.text()

@@ -41,6 +41,7 @@ from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import write_atomically
 from engine.suite.format import Suite
 from engine.suite.load import SAMPLES, load_suite, suite_from_json, suite_to_json, suite_warnings
+from engine.suite.never_met import never_met_in
 from engine.suite.template import placeholders
 
 SUITE_FILTER = "Maskscope suite (*.suite.json *.json);;All files (*)"
@@ -320,9 +321,14 @@ class SuiteEditor(QWidget):
             suite = self.build()
         except MaskscopeError as e:
             self._say(f"The suite cannot be run: {self.in_words(e)}", error=True)
+            self.cases.mark_never_met({})
             return None
         warnings = suite_warnings(suite)
         self._say("; ".join(warnings), error=False)
+        whys: dict[str, list[str]] = {}
+        for case_id, why in never_met_in(suite):
+            whys.setdefault(case_id, []).append(why)
+        self.cases.mark_never_met(whys)  # the cell as well as the line under the tables
         return suite
 
     def in_words(self, error: MaskscopeError) -> str:

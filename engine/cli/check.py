@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.check.inputs import SchemaCase, load_cases
 from engine.check.run import SchemaResult
-from engine.cli.base import EXIT_INVALID, EXIT_VALID
+from engine.cli.base import EXIT_INVALID, EXIT_VALID, load_suite_warned
 from engine.cli.schema_file import add_root_argument, read_bundle
 from engine.errors import MaskscopeError
 from engine.llama_build.verdict import ensure_build_runs
@@ -182,9 +182,8 @@ def _cases(
         return [_proven(case, read_bundle(path, root))], None
     from engine.suite.bundle.schema_files import suite_bundle
     from engine.suite.instances import check_case
-    from engine.suite.load import load_suite
 
-    suite = load_suite(path)
+    suite = load_suite_warned(path)
     return [_proven(check_case(suite), suite_bundle(suite))], (suite.compiler, suite.backend)
 
 

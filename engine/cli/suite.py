@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine.cli.base import load_suite_warned
 from engine.model.options import add_model_arguments, model_settings
 from engine.runs.saved import write_atomically
 
@@ -154,12 +155,11 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def _run_on_server(args: argparse.Namespace) -> int:
-    from engine.suite.load import load_suite
     from engine.suite.metrics import evaluate, summarise
     from engine.suite.server.request import ServerOptions
     from engine.suite.server.run import run_suite_on_server
 
-    suite = load_suite(args.suite)
+    suite = load_suite_warned(args.suite)
     model = load_model(args)  # only to read the outputs back through the tested grammar
     options = ServerOptions(
         args.server, args.server_mode, args.concurrency, args.timeout, not args.no_logprobs
@@ -193,11 +193,10 @@ def _run_on_server(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from engine.suite.cache import RunCache
-    from engine.suite.load import load_suite
     from engine.suite.metrics import evaluate, summarise
     from engine.suite.run import run_suite
 
-    suite = load_suite(args.suite)
+    suite = load_suite_warned(args.suite)
     model = load_model(args)
     with ctrl_c_cancels() as should_stop:
         done = run_suite(

@@ -40,6 +40,7 @@ from engine.suite.format import (
     Thresholds,
 )
 from engine.suite.jsonpath import PathError, parse_path
+from engine.suite.never_met import never_met_in
 from engine.suite.template import render_prompt, unused_values
 from engine.workbench.siblings import ref_error_line
 
@@ -139,13 +140,16 @@ def _is_json(text: str) -> bool:
 
 
 def suite_warnings(suite: Suite) -> list[str]:
-    """What is allowed but probably a mistake: variables that no placeholder uses."""
+    """What is allowed but probably a mistake: variables that no placeholder uses, and
+    expectations that no output of the schema can meet (engine/suite/never_met.py)."""
     found = []
     for case in suite.cases:
         unused = unused_values(suite.prompt, case.vars)
         if unused:
             names = ", ".join(repr(name) for name in unused)
             found.append(f"case {case.id!r}: the prompt uses no {{{{…}}}} for {names}")
+    for case_id, why in never_met_in(suite):
+        found.append(f"case {case_id!r}: {why}, so the case can never pass")
     return found
 
 

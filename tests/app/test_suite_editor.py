@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QLocale, Qt
 from PySide6.QtGui import QGuiApplication
 
-from app.suite.cases_table import CaseRow
+from app.suite.cases_table import NEVER_MET_TINT, CaseRow
 from app.suite.editor import SuiteEditor
 from app.suite.expected_text import ExpectedTextError, expectations_text, parse_expected
 from engine.suite.bundled import bundled_suite_path, load_bundled_suite
@@ -234,3 +234,28 @@ def test_absent_forms_typed_in_a_cell_save_and_show_again(qtbot, editor, tmp_pat
     _edit(editor, 0, "expected", "$.currency absnt")  # a typo is a message, not a crash
     assert not editor.save_to(str(path))
     assert "'$.currency absnt' is not 'path = value'" in editor.message.text()
+
+
+def test_a_required_key_expected_absent_is_a_warning(editor: SuiteEditor) -> None:
+    """The currency suite's schema requires "currency": a case that expects it absent
+    fails on every sample, and the message line says so, naming the case and the key."""
+    first = editor.cases.rows[0].id
+    _edit(editor, 0, "expected", "$.currency absent")
+    assert editor.message.isVisible()
+    assert editor.message.text() == (
+        f"case {first!r}: $.currency is expected absent, but the schema requires it, "
+        "so the case can never pass"
+    )
+    # The cell says it too, where the message line may be scrolled out of the pane.
+    column = editor.cases.columns().index("expected")
+    cell = editor.cases.item(0, column)
+    assert cell.background().color() == NEVER_MET_TINT
+    assert cell.toolTip().startswith(
+        "<p>⚠ $.currency is expected absent, but the schema requires it: "
+        "this case can never pass</p>"
+    )
+    assert editor.cases.item(1, column).background().style() == Qt.BrushStyle.NoBrush
+    _edit(editor, 0, "expected", '$.currency = "USD"')
+    assert not editor.message.isVisible()
+    cell = editor.cases.item(0, column)
+    assert cell.background().style() == Qt.BrushStyle.NoBrush and "⚠" not in cell.toolTip()
