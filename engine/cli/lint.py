@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Callable
+from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from engine.cli.base import EXIT_BAD_INPUT, EXIT_INVALID, EXIT_VALID
@@ -43,7 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "Maskscope) does with the schema. Exit 0 when the schema is "
         "valid, 1 with --strict when anything is reported, 2 when it is invalid or unreadable.",
     )
-    p.add_argument("schema", metavar="SCHEMA", help="a JSON Schema file")
+    p.add_argument(
+        "schema", metavar="SCHEMA", help="a JSON Schema file (a suite's goes with --suite)"
+    )
     add_root_argument(p)
     p.add_argument(
         "--compiler",
@@ -81,6 +85,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from engine.workbench.problems import collect  # compilers and llguidance: only when used
 
     text = read_limited(args.schema, "schema")
+    _refuse_suite(args.schema, text)
     suite = _suite(args.suite)  # a bad suite file is one line before the slow part
     prompt = read_limited(args.prompt_file, "prompt") if args.prompt_file else ""
     # The bound is printed, or compared with --max-tokens; --json alone has no use for it.
@@ -101,6 +106,35 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if args.strict and any(p.kind in _WARNING_KINDS for p in report.problems):
         return EXIT_INVALID
     return EXIT_VALID
+
+
+def _refuse_suite(path: str, text: str) -> None:
+    """A suite file given where the schema goes: one line saying how to lint its schema
+    (MaskscopeError: exit 2), not the suite's own JSON linted as if it were a schema. A suite
+    is told apart as `maskscope check` tells it (`.suite.json`), or by its "format"."""
+    from engine.errors import MaskscopeError
+    from engine.suite.format import FORMAT
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    data = data if isinstance(data, dict) else {}
+    if not path.endswith(".suite.json") and data.get("format") != FORMAT:
+        return
+    schema_file = data.get("schema_file")
+    if isinstance(schema_file, str) and schema_file:
+        schema = os.path.join(os.path.dirname(path), schema_file)
+        how = f"lint its schema with `maskscope lint --suite {quote(path)} {quote(schema)}`"
+    elif "schema" in data:
+        how = (
+            "its schema is inline: write its `schema` to a file and run `maskscope lint "
+            f"--suite {quote(path)} FILE` (`maskscope check {quote(path)}` checks the inline "
+            "schema against the suite's instances as it is)"
+        )
+    else:
+        how = f"run `maskscope lint --suite {quote(path)} SCHEMA` with the schema it tests"
+    raise MaskscopeError(f"{path} is a suite file, not a schema: {how}")
 
 
 class _LazyVocab:

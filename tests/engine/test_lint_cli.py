@@ -147,3 +147,38 @@ def test_readable_lines_the_bound_and_max_tokens(capsys, tmp_path) -> None:
     line = _line(linted, '"nmae"')
     assert f"{linted}:{line}:5: warning: `required` names" in out
     assert "[required-missing]" in out and "no length bound" in out
+
+
+def _suite_file(tmp_path: Path, name: str, **fields: object) -> str:
+    suite = {"format": "maskscope-suite", "version": 1, "name": "s", "prompt": "{{x}}",
+             "cases": [{"id": "a", "vars": {"x": "1"}}], **fields}  # fmt: skip
+    return _file(tmp_path, suite, name)
+
+
+def test_a_suite_file_is_not_linted_as_a_schema(capsys, tmp_path) -> None:
+    """The suite's JSON as a schema would lint clean (its `format` an unknown format): one line
+    naming the command that lints its schema, exit 2, nothing on stdout."""
+    (tmp_path / "defs").mkdir()
+    _file(tmp_path / "defs", CLEAN, "person.json")
+    by_file = _suite_file(tmp_path, "people.suite.json", schema_file="defs/person.json")
+    assert main(["lint", by_file]) == 2
+    out, err = capsys.readouterr()
+    schema = str(tmp_path / "defs" / "person.json")
+    assert out == "" and err == (
+        f"maskscope: {by_file} is a suite file, not a schema: lint its schema with "
+        f"`maskscope lint --suite {by_file} {schema}`\n"
+    )
+    # ... and that command lints it, the suite's instances fed through each engine.
+    assert main(["lint", "--suite", by_file, schema]) == 0
+    assert "suite instances: none of 0 wrong" in capsys.readouterr().out
+    # A suite told by its "format" under another name; its schema inline.
+    inline = _suite_file(tmp_path, "people.json", schema=CLEAN)
+    assert main(["lint", "--json", inline]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "its schema is inline: write its `schema` to a file" in err
+    assert f"`maskscope check {inline}`" in err
+    # A .suite.json that does not even parse is still no schema to lint.
+    broken = _file(tmp_path, "{", "broken.suite.json")
+    assert main(["lint", broken]) == 2
+    assert "is a suite file, not a schema" in capsys.readouterr().err
