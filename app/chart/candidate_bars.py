@@ -33,6 +33,11 @@ from engine.records import Candidate, StepRecord
 
 BAR_THICKNESS = 0.38  # of a row, for each of a token's two bars
 LABEL_WIDTH_CHARS = 12  # labels are cut ("…") at about this many average characters
+# A label of code points (a token no font draws: app/chart/labels.py) may take this many:
+# two code points after the ✗ and a space symbol, in its small font. The column widens to the
+# widest label in view, for the rest of the run.
+CODE_POINT_WIDTH_CHARS = 26
+TOKEN_AXIS_PADDING_PX = 12  # the axis's own room beside its labels
 ROW_PADDING_PX = 6  # a row is a label's line plus this
 MIN_ROWS = 5  # a short list still leaves room for this many rows: no fat bars at Top-K 3
 SAMPLED_ALPHA = 60  # of the highlight across the sampled token's row
@@ -88,10 +93,13 @@ class CandidateBars(QWidget):
         font = _small_font()
         metrics = QFontMetrics(font)
         label_px = metrics.averageCharWidth() * LABEL_WIDTH_CHARS
-        self._labels = LabelMaker(font, label_px)
+        self._labels = LabelMaker(
+            font, label_px, metrics.averageCharWidth() * CODE_POINT_WIDTH_CHARS
+        )
+        self._label_px = self._base_label_px = label_px  # the label column's width now
         self._row_px = metrics.lineSpacing() + ROW_PADDING_PX
         self.token_axis.setStyle(tickFont=font, autoExpandTextSpace=False, tickLength=0)
-        self.token_axis.setWidth(label_px + 12)
+        self.token_axis.setWidth(label_px + TOKEN_AXIS_PADDING_PX)
         self.p_axis = self.plot.getAxis("bottom")
         self.p_axis.setLabel("probability")
         # The probability axis only changes with the scale: blit it from a pixmap. Not the
@@ -119,6 +127,7 @@ class CandidateBars(QWidget):
         self._most = 0
         self._first = 0
         self.scroll.hide()
+        self._set_label_px(self._base_label_px)
         self.show_record(None)
 
     def set_log_scale(self, on: bool) -> None:
@@ -196,9 +205,18 @@ class CandidateBars(QWidget):
         self.chosen_band.setOpts(x0=[lo], y=[float(i)], width=[hi - lo])
 
     def _draw_labels(self) -> None:
-        self.token_axis.set_rows(
-            [(float(i), self._labels.label(self._slots[i])) for i in self.shown_rows]
-        )
+        rows = [(float(i), self._labels.label(self._slots[i])) for i in self.shown_rows]
+        # Only a label of code points is wider than the column's usual width: the column
+        # grows to it, and keeps that width until the next run, so the bars hold still.
+        widest = max((self._labels.width(label) for _, label in rows), default=0)
+        if widest > self._label_px:
+            self._set_label_px(widest)
+        self.token_axis.set_rows(rows)
+
+    def _set_label_px(self, px: int) -> None:
+        if px != self._label_px:
+            self._label_px = px
+            self.token_axis.setWidth(px + TOKEN_AXIS_PADDING_PX)
 
     def apply_theme(self, colors: ChartColors) -> None:
         theme_plot(self.plot, colors, (self.token_axis, self.p_axis))

@@ -11,6 +11,10 @@ fallbacks) cannot draw reads as its code points, "✗U+094D U+092D", "␣U+091C 
 whitespace stays a symbol, so that the many tokens that start with a space still differ in
 a label cut to its width), and one that starts with a combining mark gets a dotted circle
 to sit on, "✗◌्", so that the mark never fuses with the ✗ (app/glyphs.py).
+
+Code points take more room than the text they stand for: a label that has them may be up to
+`wide_px` wide (the chart widens its label column to fit, app/chart/candidate_bars.py), and
+is cut between two code points, never inside one ("✗␣U+0915 U+093E…"), the ✗ kept.
 """
 
 from __future__ import annotations
@@ -87,14 +91,19 @@ def _fold(run: str) -> str:
     return f"{symbol}×{len(run)}" if len(run) >= RUN_FOLD else symbol * len(run)
 
 
-class LabelMaker:
-    """Axis labels of a fixed pixel width, cached per token: the same tokens come back
-    step after step, and eliding text costs more than a dictionary look-up."""
+_CODE_POINT = re.compile(r"U\+[0-9A-F]{4,6}")
 
-    def __init__(self, font: QFont, width_px: int) -> None:
+
+class LabelMaker:
+    """Axis labels of a fixed pixel width (`wide_px` for one that shows code points),
+    cached per token: the same tokens come back step after step, and eliding text costs
+    more than a dictionary look-up."""
+
+    def __init__(self, font: QFont, width_px: int, wide_px: int | None = None) -> None:
         self._font = font
         self._metrics = QFontMetrics(font)
         self._width = width_px
+        self._wide = max(width_px, wide_px or width_px)
         # Keyed by text too: ids mean other tokens once another model is loaded.
         self._cache: dict[tuple[int, bool, str], str] = {}
 
@@ -104,6 +113,24 @@ class LabelMaker:
         if label is None:
             text = label_text(candidate, self._font)
             text = text if candidate.valid else f"{MASKED_MARK}{text}"
-            label = self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._width)
+            if _CODE_POINT.search(text) and not _CODE_POINT.search(visible_text(candidate)):
+                label = self._cut_code_points(text)
+            else:
+                label = self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._width)
             self._cache[key] = label
         return label
+
+    def width(self, label: str) -> int:
+        """The label's width in pixels, in this maker's font."""
+        return self._metrics.horizontalAdvance(label)
+
+    def _cut_code_points(self, text: str) -> str:
+        """The text within `wide_px`, cut after its last whole code point that fits."""
+        if self.width(text) <= self._wide:
+            return text
+        ends = [m.end() for m in _CODE_POINT.finditer(text)]
+        for end in reversed(ends):
+            cut = text[:end] + "…"
+            if self.width(cut) <= self._wide:
+                return cut
+        return self._metrics.elidedText(text, Qt.TextElideMode.ElideRight, self._wide)

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 from PySide6.QtCore import QPoint
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from step_chart_records import candidates, make_record, shown_chart
 
 from app.chart.candidate_bars import candidate_tooltip
@@ -118,3 +118,33 @@ def test_the_timeline_tooltip_shows_code_points(qtbot) -> None:
     assert step_tooltip(records[0], 2).count("'a'") == 1  # a drawable token keeps its quotes
     assert view.raw.toPlainText() == "a " + VIRAMA_BHA  # the output text itself is kept
     assert view.raw.tooltip_at(QPoint(-50, -50)) == ""
+
+
+@no_devanagari
+def test_code_points_widen_the_label_column_and_are_cut_between_code_points(qtbot) -> None:
+    """A column of about 12 characters cut '✗␣U+094D U+092D' to '✗␣U+094D U+…' (issue 26)."""
+    metrics = QFontMetrics(QFont())
+    wide = metrics.horizontalAdvance("✗␣U+094D U+092D U+092D…") + 2
+    maker = LabelMaker(QFont(), 60, wide)
+    two, four = candidates(("✗ " + VIRAMA_BHA, "✗ " + VIRAMA_BHA + BHA_AA))
+    assert maker.label(two) == "✗␣U+094D U+092D"  # wider than 60 px, and whole
+    assert maker.label(four) == "✗␣U+094D U+092D U+092D…"  # cut after a whole code point
+    plain = candidates(("abcdefghijklmnopqrstuvwxyz",))[0]
+    assert metrics.horizontalAdvance(maker.label(plain)) <= 60  # others keep the column
+    # In the chart the column grows to the widest label in view, and keeps that width for
+    # the rest of the run, so that the bars do not move from step to step.
+    chart = shown_chart(qtbot)
+    axis = chart.bars.token_axis
+    usual = axis.minimumWidth()
+    chart.push(make_record(0, ("{", "✗ " + VIRAMA_BHA, "✗ " + BHA_AA + VIRAMA_BHA[1])))
+    chart.redraw()
+    labels = [label for _, label in axis.rows]
+    assert labels[1:] == ["✗␣U+094D U+092D", "✗␣U+092D U+093E…"]  # the tooltip has all
+    assert axis.minimumWidth() > usual
+    assert all(chart.bars._labels.width(label) <= axis.minimumWidth() - 12 for label in labels)
+    widened = axis.minimumWidth()
+    chart.push(make_record(1, ("a", "b")))
+    chart.redraw()
+    assert axis.minimumWidth() == widened
+    chart.bars.reset()  # a new run
+    assert axis.minimumWidth() == usual
