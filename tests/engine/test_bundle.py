@@ -199,10 +199,18 @@ def test_promptfoo_config_is_json_compatible_yaml_with_the_cases(bundle):
     good, bad = config["tests"]
     assert good["description"] == "good" and good["vars"] == {"note": "We won the contract."}
     assert [a["type"] for a in good["assert"]] == ["javascript"]  # $.ok equals true
-    assert bad == {"description": "bad", "vars": {"note": "The server burned down."}}
+    assert bad["vars"] == {"note": "The server burned down."} and "assert" not in bad
     # promptfoo's Ajv reads a draft-07 copy of the schema (engine/suite/bundle/promptfoo_schema.py).
-    checked = [{"type": "is-json", "value": "file://schema.promptfoo.json"}]
-    assert config["defaultTest"]["assert"] == checked
+    # min_validity decides promptfoo's verdict (engine/suite/bundle/promptfoo_gate.py): a test
+    # passes when its output is valid, its two checks outweighing the field's, and the eval
+    # when 1 of its 2 samples is.
+    checked = [
+        {"type": "is-json", "value": "file://schema.promptfoo.json", "metric": "is_json"},
+        {"type": "not-finish-reason", "value": "length", "metric": "complete"},
+    ]
+    assert config["defaultTest"]["assert"] == [{**a, "weight": 2} for a in checked]
+    assert (good["threshold"], bad["threshold"]) == (3.5 / 5, 3.5 / 4)
+    assert config["env"] == {"PROMPTFOO_PASS_RATE_THRESHOLD": "25"}
     assert json.loads((bundle / "schema.promptfoo.json").read_text(encoding="utf-8"))
     provider = config["providers"][0]["config"]
     assert provider["apiBaseUrl"].startswith("{{ env.MASKSCOPE_BASE_URL | default(")

@@ -1,7 +1,15 @@
 """The bundle's promptfooconfig.yaml: the suite's cases as promptfoo `vars`, its prompt, an
 `is-json` assertion against `file://schema.promptfoo.json` (schema.json as promptfoo's Ajv
-takes it: engine/suite/bundle/promptfoo_schema.py), and each expected field value as a `javascript`
-assertion, so a team on promptfoo keeps testing the same schema there.
+takes it: engine/suite/bundle/promptfoo_schema.py) and a `not-finish-reason` `length` on
+every test, and each expected field value as a `javascript` assertion, so a team on promptfoo
+keeps testing the same schema there.
+
+It passes or fails as `maskscope test` does, as far as promptfoo can say it: one provider per
+sample (seed + i), so promptfoo's rows are the suite's samples; `PROMPTFOO_PASS_RATE_THRESHOLD`
+in the config's `env`, and the deciding assertions' `weight` with each test's `threshold`, so
+that promptfoo's exit code carries the suite's thresholds that one pass rate can hold
+(engine/suite/bundle/promptfoo_gate.py says which, and how); and `derivedMetrics` giving the
+suite's rates (is-json, truncation, field accuracy) in each sample's column.
 
 It runs unchanged on the server the bundle recommends, llama-server, and on llama-cpp-python's
 too: the schema goes as `{"type": "json_object", "schema": ...}`, which both take (llama.cpp's
@@ -27,6 +35,15 @@ import json
 import re
 from typing import Any
 
+from engine.suite.bundle.promptfoo_gate import (
+    COMPLETE,
+    FIELDS,
+    PASS_RATE_ENV,
+    VALID,
+    Gate,
+    gate,
+    row_threshold,
+)
 from engine.suite.bundle.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
 from engine.suite.bundle.snippets import SERVER_URL, json_text
 from engine.suite.format import ABSENT_KINDS, Case, Expectation, Suite
@@ -73,36 +90,128 @@ def _raw(text: str) -> str:
 
 
 def promptfoo_config(suite: Suite, model: str) -> dict[str, Any]:
-    """The config as data: one test per case, the schema checked by `is-json` on every one."""
-    settings = suite.settings()
-    config = {
-        "apiBaseUrl": f"{{{{ env.{SERVER_URL_ENV} | default('{SERVER_URL}') }}}}/v1",
-        "apiKey": f"{{{{ env.{API_KEY_ENV} | default('no-key') }}}}",
-        "max_tokens": settings.max_tokens,
-        "temperature": settings.temperature,
-        "seed": settings.seed,
-        "response_format": response_format(JSON_OBJECT, suite.schema),
-        "passthrough": SAMPLER_OFF,
-    }
+    """The config as data: one test per case, run once per sample by one provider per seed,
+    its assertions weighed so that promptfoo's exit code carries what it can of the suite's
+    thresholds (engine/suite/bundle/promptfoo_gate.py)."""
+    passing = gate(suite)
+    others = max(_others(case, passing) for case in suite.cases) if suite.cases else 0
+    weight = others + 1  # each deciding assertion: more than all the others of a test together
+    default = [
+        _weighed(_IS_JSON, VALID in passing.deciding, weight),
+        _weighed(_NOT_LENGTH, bool(passing.deciding & {VALID, COMPLETE}), weight),
+    ]
+    tests = [_test(case, passing, weight, default) for case in suite.cases]
     return {
         "description": f"{suite.name} (exported by Maskscope)",
+        # Read by promptfoo's getEnvString before the process's environment (src/envars.ts).
+        "env": {PASS_RATE_ENV: passing.env_value()},
         "prompts": [nunjucks_prompt(suite.prompt)],
-        "providers": [{"id": f"openai:chat:{model}", "config": config}],
-        "defaultTest": {
-            "assert": [{"type": "is-json", "value": f"file://{PROMPTFOO_SCHEMA_FILE}"}]
-        },
-        "tests": [_test(case) for case in suite.cases],
+        "providers": _providers(suite, model),
+        "defaultTest": {"assert": [a for a, _ in default]},
+        "tests": [t for t, _ in tests],
+        "derivedMetrics": _derived(
+            len(suite.cases), default, [a for _, asserts in tests for a in asserts]
+        ),
     }
 
 
-def _test(case: Case) -> dict[str, Any]:
+def _providers(suite: Suite, model: str) -> list[dict[str, Any]]:
+    """One provider per sample: sample i sends the suite's seed + i, as `maskscope test` does
+    (engine/suite/run.py). promptfoo runs every test on every provider, so its rows are the
+    suite's cases × samples, and its pass rate counts samples."""
+    settings = suite.settings()
+    providers = []
+    for i in range(max(1, suite.samples)):
+        seed = settings.seed + i
+        config = {
+            "apiBaseUrl": f"{{{{ env.{SERVER_URL_ENV} | default('{SERVER_URL}') }}}}/v1",
+            "apiKey": f"{{{{ env.{API_KEY_ENV} | default('no-key') }}}}",
+            "max_tokens": settings.max_tokens,
+            "temperature": settings.temperature,
+            "seed": seed,
+            "response_format": response_format(JSON_OBJECT, suite.schema),
+            "passthrough": SAMPLER_OFF,
+        }
+        providers.append(
+            {
+                "id": f"openai:chat:{model}",
+                "label": f"sample {i + 1} (seed {seed})",
+                "config": config,
+            }
+        )
+    return providers
+
+
+# The sample is valid where both hold: its text is JSON the schema copy accepts, and it was
+# not cut off at max_tokens (promptfoo's `not-finish-reason`, src/assertions/finishReason.ts;
+# the OpenAI provider normalises the server's finish_reason, src/util/finishReason.ts).
+_IS_JSON = {"type": "is-json", "value": f"file://{PROMPTFOO_SCHEMA_FILE}", "metric": "is_json"}
+_NOT_LENGTH = {"type": "not-finish-reason", "value": "length", "metric": "complete"}
+# A field is checked only on an output that finished, as engine/suite/metrics.field_results
+# fails every field of a sample cut off at max_tokens. A `javascript` assertion's `context`
+# holds the provider's response (src/assertions/index.ts, runAssertion).
+_FINISHED = "context.providerResponse?.finishReason !== 'length'"
+
+
+def _weighed(assertion: dict[str, Any], deciding: bool, weight: int) -> tuple[dict, bool]:
+    return {**assertion, "weight": weight if deciding else 1}, deciding
+
+
+def _others(case: Case, passing: Gate) -> int:
+    """How many of the case's test's assertions decide nothing."""
+    fields = 0 if FIELDS in passing.deciding else len(case.expected)
+    defaults = (VALID not in passing.deciding) + (not passing.deciding & {VALID, COMPLETE})
+    return fields + defaults
+
+
+def _test(
+    case: Case, passing: Gate, weight: int, default: list[tuple[dict, bool]]
+) -> tuple[dict[str, Any], list[tuple[dict, bool]]]:
+    """The case's test, and its own assertions with whether each decides."""
     test: dict[str, Any] = {"description": case.id, "vars": dict(case.vars)}
-    if case.expected:
-        test["assert"] = [
-            {"type": "javascript", "value": expectation_js(e), "metric": "field_accuracy"}
-            for e in case.expected
-        ]
-    return test
+    deciding = FIELDS in passing.deciding
+    asserts = [
+        _weighed(
+            {
+                "type": "javascript",
+                "value": f"{_FINISHED} && {expectation_js(e)}",
+                "metric": "field_accuracy",
+            },
+            deciding,
+            weight,
+        )
+        for e in case.expected
+    ]
+    if asserts:
+        test["assert"] = [a for a, _ in asserts]
+    if passing.deciding:
+        every = [*default, *asserts]
+        n_deciding = sum(d for _, d in every)
+        test["threshold"] = row_threshold(n_deciding, len(every) - n_deciding, weight)
+    return test, asserts
+
+
+def _derived(
+    n_cases: int, default: list[tuple[dict, bool]], fields: list[tuple[dict, bool]]
+) -> list[dict[str, str]]:
+    """promptfoo's derivedMetrics (src/evaluator.ts updateDerivedMetrics: a mathjs expression
+    over one prompt and provider's sums of score × weight): the suite's rates in each
+    sample's column, each sum over the most it can reach."""
+    totals: dict[str, int] = {}
+    for assertion, _ in default:
+        totals[assertion["metric"]] = assertion["weight"] * n_cases
+    for assertion, _ in fields:
+        totals["field_accuracy"] = totals.get("field_accuracy", 0) + assertion["weight"]
+    rates = {
+        "is_json_rate": ("is_json", "{m} / {t}"),
+        "truncation_rate": ("complete", "1 - {m} / {t}"),
+        "field_accuracy_rate": ("field_accuracy", "{m} / {t}"),
+    }
+    return [
+        {"name": name, "value": form.format(m=metric, t=totals[metric])}
+        for name, (metric, form) in rates.items()
+        if totals.get(metric)
+    ]
 
 
 # JSON equality, as engine/suite/format.same_json: 1 equals 1.0, key order does not count.
@@ -171,7 +280,9 @@ def promptfoo_files(suite: Suite, model: str) -> dict[str, str]:
     header = (
         f"promptfoo config for the suite {suite.name!r}, exported by Maskscope.\n"
         f"Run: {SERVER_URL_ENV}=http://HOST:PORT npx promptfoo@{PROMPTFOO_VERSION} eval\n"
-        f"(llama-server or llama-cpp-python's server; {SERVER_URL} when the variable is unset)."
+        f"(llama-server or llama-cpp-python's server; {SERVER_URL} when the variable is unset).\n"
+        f"Its exit code carries the suite's thresholds {', '.join(gate(suite).carried) or 'none'};"
+        " README.md says how, and what it leaves to `maskscope test`."
     )
     ready, _ = promptfoo_schema(suite.schema)
     return {
