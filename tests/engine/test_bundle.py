@@ -163,6 +163,13 @@ def test_the_reports_say_what_was_tested(bundle):
     page = (bundle / "report.html").read_text(encoding="utf-8")
     assert "script-src" not in page and "default-src 'none'" in page
     assert "<script" not in page
+    # What promptfoo's exit code carries of the thresholds, in all three
+    # (engine/suite/bundle/promptfoo_gate.py): min_validity, 1 of 2 rows valid.
+    assert report["promptfoo"] == {"pass_rate_threshold": 25.0, "rows": 2, "rows_needed": 1,
+                                   "carried": ["min_validity"], "not_carried": []}  # fmt: skip
+    carried = "promptfoo's exit code carries the suite's `min_validity` (validity)"
+    assert f"- {carried}" in readme and "at least 1 of its 2 rows" in readme
+    assert "<h3>In promptfoo</h3>" in page and html.escape(carried) in page
 
 
 def test_the_requests_carry_the_tested_grammar_and_the_schema(bundle):

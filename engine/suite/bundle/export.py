@@ -44,6 +44,7 @@ from engine.runs.saved import write_atomically
 from engine.suite.bundle import snippets
 from engine.suite.bundle.grammar_files import grammar_files, known_texts, prove
 from engine.suite.bundle.promptfoo import promptfoo_files
+from engine.suite.bundle.promptfoo_gate import gate
 from engine.suite.bundle.readme import bundle_readme
 from engine.suite.bundle.report import bundle_report
 from engine.suite.bundle.schema_files import record_files
@@ -205,6 +206,8 @@ def report_json(tested: Tested) -> dict:
     result = summary_to_json(tested.summary, tested.verdict, tested.suite.name)
     result["exit_code"] = tested.exit_code
     result["grammars"] = tested.grammars_json()
+    # Which thresholds promptfooconfig.yaml's exit code carries, and why not the others.
+    result["promptfoo"] = gate(tested.suite).to_json()
     return result
 
 

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.suite.bundle.promptfoo import PROMPTFOO_VERSION, SERVER_URL_ENV
+from engine.suite.bundle.promptfoo_gate import gate
 from engine.suite.bundle.promptfoo_schema import PROMPTFOO_SCHEMA_FILE, promptfoo_schema
 from engine.suite.bundle.readme_engines import grammars_section, requests_section
 from engine.suite.bundle.report import converter_sentence
@@ -204,9 +205,11 @@ _USES = {
     "(see above); Python's standard library only",
     "snippets/servers.json": "for each request: its server, endpoint, how to start one, and "
     "the documentation its fields come from",
-    "promptfooconfig.yaml": "the cases as promptfoo `vars` with `is-json` against "
-    "`file://schema.promptfoo.json` and each expected field value as a `javascript` "
-    f"assertion: `{SERVER_URL_ENV}=http://HOST:PORT npx promptfoo@{PROMPTFOO_VERSION} eval` "
+    "promptfooconfig.yaml": "the cases as promptfoo `vars`, one provider per sample's seed, "
+    "with `is-json` against `file://schema.promptfoo.json`, `not-finish-reason` `length` "
+    "and each expected field value as a `javascript` assertion, weighed so that promptfoo's "
+    "exit code carries the thresholds it can (see below): "
+    f"`{SERVER_URL_ENV}=http://HOST:PORT npx promptfoo@{PROMPTFOO_VERSION} eval` "
     "on llama-server or llama-cpp-python's server, unchanged",
     PROMPTFOO_SCHEMA_FILE: "schema.json as promptfoo's `is-json` validator (Ajv in draft-07 "
     "strict mode) takes it: it refuses draft 2020-12's `$schema` (see below)",
@@ -298,7 +301,11 @@ def _promptfoo_note(tested: Tested) -> str:
         "2020-12's `$schema`, its newer keywords and formats it does not know. The copy:",
         "",
     ]
-    return "\n".join(lines + [f"- {md(note)}" for note in notes or ("is the same schema",)])
+    lines += [f"- {md(note)}" for note in notes or ("is the same schema",)]
+    lines += ["", "promptfoo's verdict against the suite's thresholds:", ""]
+    # Our own words about fixed threshold names, no user text: written as Markdown, not escaped.
+    lines += [f"- {sentence}" for sentence in gate(tested.suite).sentences()]
+    return "\n".join(lines)
 
 
 def _chat_note(tested: Tested) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from engine.report.page import CSP
 from engine.report.style import CSS
+from engine.suite.bundle.promptfoo_gate import gate
 from engine.suite.metrics import CaseSummary, Sample, Verdict
 from engine.suite.summary import summary_text
 from engine.suite.template import render_prompt
@@ -55,6 +56,7 @@ def bundle_report(
         (
             _header(tested, server),
             _thresholds(tested),
+            "" if server else _promptfoo(tested),
             _metrics(tested, server),
             _cases(tested),
             _inputs(tested),
@@ -138,6 +140,12 @@ def _thresholds(tested: Tested) -> str:
         for c in checks
     ]
     return "<h2>Thresholds</h2>" + _table(["metric", "limit", "measured", "", "in words"], rows)
+
+
+def _promptfoo(tested: Tested) -> str:
+    """What of the thresholds the bundle's promptfooconfig.yaml carries in its exit code."""
+    items = "".join(f"<li>{esc(s)}</li>" for s in gate(tested.suite).sentences())
+    return f'<h3>In promptfoo</h3><ul class="note">{items}</ul>'
 
 
 def _metrics(tested: Tested, server: dict[str, str] | None = None) -> str:
