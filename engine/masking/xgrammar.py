@@ -6,9 +6,11 @@ built from the GGUF's token pieces as raw bytes, as `TokenizerInfo.from_huggingf
 it from a byte-level vocabulary; control tokens get no text, which XGrammar reads as special
 (never allowed), and the model's end-of-generation tokens are its stop tokens. XGrammar
 reads GBNF as its own EBNF (its `compile_grammar` names llama.cpp's grammar README as the
-format), with two differences `xgrammar_gbnf` rewrites: its `\\x` escape is greedy, and it
-does not prune a dead branch (Maskscope's `ws-never`). Checked over MaskBench dev: all 1,116
-grammars Maskscope and the converter write parse on it (14 of Maskscope's did not before).
+format), with three differences `xgrammar_gbnf` rewrites: its `\\x` escape is greedy, it
+does not prune a dead branch (Maskscope's `ws-never`), and it refuses a rule that opens with
+an empty alternative (llama.cpp's converter's `space`). Checked over MaskBench dev: all 1,116
+grammars Maskscope and llama-cpp-python's port of the converter wrote parsed on it (14 of
+Maskscope's did not before).
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ _WS_BREAK = re.compile(r"^ws-break ::= .*$", re.MULTILINE)
 # U+041B to it, not "AB", and `[\x2D0-9]` a range from U+02D0 down to "9", which it refused.
 # `\u00HH` means the same to both. An escaped backslash (`\\x41`) is left alone.
 _HEX_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\x([0-9A-Fa-f]{2})")
+# llama.cpp's converter opens its `space` rule with an empty alternative
+# (`space ::= | " " | ...`), which GBNF allows and XGrammar's parser refuses ("Expect
+# element"); `""` is the same empty string to both.
+_EMPTY_FIRST = re.compile(r"^(\S+ ::= )\|", re.MULTILINE)
 _compilers: weakref.WeakKeyDictionary[Model, Any] = weakref.WeakKeyDictionary()
 _compiler_lock = threading.Lock()
 
@@ -78,7 +84,8 @@ def _pieces(model: Model) -> list[bytes]:
 
 def xgrammar_gbnf(gbnf: str) -> str:
     """The GBNF as the xgrammar backend runs it."""
-    return _HEX_ESCAPE.sub(r"\1\\u00\2", _WS_BREAK.sub('ws-break ::= ""', gbnf))
+    gbnf = _EMPTY_FIRST.sub(r'\1"" |', _WS_BREAK.sub('ws-break ::= ""', gbnf))
+    return _HEX_ESCAPE.sub(r"\1\\u00\2", gbnf)
 
 
 def _runnable(compiled: CompiledSchema) -> str:
