@@ -90,6 +90,12 @@ def _explain(error: ValidationError, nodes: list[tuple[Unenforced, Any]]) -> lis
     keyword = error.validator
     if keyword is None:  # a `false` subschema: jsonschema names the keyword it sits under
         parts = [p for p in error.absolute_schema_path if isinstance(p, str)]
+        if not parts and error.schema is False:
+            # ...except under `then` and `else` (jsonschema 4.26 gives those no path): a
+            # reported keyword whose value is `false` explains it
+            under = [gap for gap, node in nodes if _value_is_false(node, gap.keyword)]
+            if under:
+                return under[:1]
         keyword = parts[-1] if parts else "false"
         return [gap for gap, _ in nodes if gap.keyword == keyword][:1]
     # The gap's path names the subschema holding the keyword, or (as some compilers write
@@ -138,6 +144,10 @@ def _beneath(
             ]
             return found[:1]
     return []
+
+
+def _value_is_false(node: Any, keyword: str) -> bool:
+    return isinstance(node, dict) and node.get(keyword) is False
 
 
 def _branches(context: Iterable[ValidationError]) -> list[list[ValidationError]]:
