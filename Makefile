@@ -17,7 +17,7 @@ QT_XCB_DEBS := libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb
 	xgrammar \
 	rebuild-llama package package-test clean
 
-setup: $(STAMP) model
+setup: $(STAMP) model llama-converter
 
 # XGrammar (maskscope[xgrammar]) needs torch. Its CPU build: pip finds 2.13.0 on this
 # project's machines' disk; elsewhere give PIP_TORCH="torch --index-url
@@ -50,6 +50,14 @@ model: $(STAMP)
 
 rebuild-llama: | $(BIN)/python
 	$(BIN)/python -m engine.llama_build.wheels --gpu $(GPU) --rebuild
+
+# llama.cpp's own JSON-Schema converter, the C++ one llama-server runs, compiled from the same
+# sdist into a small command that the `llamacpp` compiler runs (engine/llama_build/converter.py;
+# about 30 s the first time, then cached). Without it that compiler falls back to
+# llama-cpp-python's Python port, which differs, and says so.
+.PHONY: llama-converter
+llama-converter: $(STAMP)
+	$(BIN)/python -m engine.llama_build.converter
 
 # llama.cpp's own server (issue 24), compiled from the llama.cpp inside llama-cpp-python's sdist
 # with the wheel's flags, without its web UI, and cached like the wheel (about 10 minutes the

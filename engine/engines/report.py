@@ -26,6 +26,7 @@ from engine.engines.openai_profile import DOCS_DATE, ProfileLint, check_openai
 from engine.engines.targets import TARGETS, Target
 from engine.errors import MaskscopeError
 from engine.grammar.compile import compile_schema
+from engine.grammar.compilers.llamacpp.converter import converter_in_use
 from engine.grammar.report import Unenforced
 from engine.schema.parse import parse_schema
 from engine.settings import COMPILERS
@@ -80,7 +81,9 @@ def installed_version(package: str | None) -> str | None:
 def _result(text: str, row: Target, child: isolated.Pending | None) -> EngineResult:
     if row.compiler is None:
         return _openai(text, row)
-    head = (row.id, row.label, row.engine, installed_version(row.package))
+    # Which llama.cpp converter runs here: the C++ one llama-server runs, or the fallback.
+    engine = converter_in_use().label if row.compiler == "llamacpp" else row.engine
+    head = (row.id, row.label, engine, installed_version(row.package))
     if row.compiler not in COMPILERS:
         message = f"this Maskscope has no {row.compiler} compiler yet"
         return EngineResult(*head, False, message, ())

@@ -35,7 +35,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "llamacpp",
         "llama.cpp / llama-server / Ollama",
-        "llama.cpp's JSON-Schema converter (llama-cpp-python)",
+        "llama.cpp's JSON-Schema converter",
         "llamacpp",
         "llama-cpp-python",
         "llamacpp",

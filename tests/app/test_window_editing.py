@@ -67,19 +67,19 @@ def test_unenforced_keywords_are_flagged_while_typing(qtbot, window: MainWindow)
     def unenforced() -> list[str]:
         return sorted(p.keyword for p in schema.problems() if p.kind == "unenforced")
 
-    window.settings_panel.compiler.setCurrentText("llamacpp")  # the converter skips both
+    window.settings_panel.compiler.setCurrentText("llamacpp")  # it bounds integers only
     with qtbot.waitSignal(schema.sig_grammar_checked):  # it compiles on a helper thread
-        schema.set_text('{"type": "integer", "minimum": 0, "multipleOf": 5}')
+        schema.set_text('{"type": "number", "minimum": 0, "multipleOf": 5}')
     assert unenforced() == ["minimum", "multipleOf"]
     # The model loading meanwhile (the window preloads it) checks the text again with its
     # tokenizer: the message may say "checking…" for a moment before it comes back.
     qtbot.waitUntil(lambda: "⚠ 2 warnings" in schema.message.text())
     assert "`minimum` is not enforced" in schema.editor.line_marks()[1][1]  # gutter tooltip
     with qtbot.waitSignal(schema.sig_grammar_checked):
-        schema.set_text('{"type": "integer"}')
+        schema.set_text('{"type": "number"}')
     assert unenforced() == []
     with qtbot.waitSignal(schema.sig_grammar_checked):
-        schema.set_text('{"type": "integer", "minimum": 0, "multipleOf": 5}')
+        schema.set_text('{"type": "number", "minimum": 0, "multipleOf": 5}')
     with qtbot.waitSignal(schema.sig_grammar_checked):  # our compiler enforces both
         window.settings_panel.compiler.setCurrentText("maskscope")
     assert unenforced() == []

@@ -24,24 +24,27 @@ def test_fully_enforced_schema_has_no_gaps():
     assert _gaps(schema) == set()
 
 
-def test_numeric_bounds_and_unique_items_are_reported():
+def test_number_bounds_and_unique_items_are_reported_integer_bounds_are_not():
+    # llama-server's C++ converter bounds integers (build_min_max_int), not other numbers.
     schema = {
         "type": "object",
         "properties": {
             "age": {"type": "integer", "minimum": 0, "maximum": 130},
+            "price": {"type": "number", "exclusiveMinimum": 0},
             "ids": {"type": "array", "items": {"type": "integer"}, "uniqueItems": True},
         },
     }
     assert _gaps(schema) == {
-        ("$.properties.age", "minimum"),
-        ("$.properties.age", "maximum"),
+        ("$.properties.price", "exclusiveMinimum"),
         ("$.properties.ids", "uniqueItems"),
     }
 
 
-def test_keywords_beside_a_type_list_are_skipped():
-    gaps = _gaps({"type": ["string", "null"], "maxLength": 5})
-    assert gaps == {("$", "maxLength")}
+def test_a_type_list_is_one_alternative_per_type_with_every_keyword():
+    # maxLength is read on the string alternative and means nothing to null.
+    assert _gaps({"type": ["string", "null"], "maxLength": 5}) == set()
+    # minimum is read on the integer alternative, dropped on the number one.
+    assert _gaps({"type": ["integer", "number"], "minimum": 3}) == {("$", "minimum")}
 
 
 def test_one_of_is_only_any_of():

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from engine.grammar.compile import compile_schema
+from engine.grammar.compile import CompiledSchema, compile_schema
+from engine.grammar.compilers.llamacpp.converter import port_gbnf
 from engine.model.llama import Model
 from engine.records import FinishReason, StepRecord
 from engine.runs.headless import run_to_end
@@ -32,11 +33,13 @@ def test_finish_reasons_are_told_apart(model: Model, person, backend: str) -> No
     assert by_grammar.valid and not model.is_eog(records[-1].token_id)
 
     # The model ends it: after the object a space is valid too, and the model prefers
-    # <eos> (0.73 against 0.27 after renormalising). The converter's grammar, pinned: it
-    # allows trailing whitespace after the `}`, where ours leaves only the end token (and so
-    # ends by GRAMMAR_COMPLETE, which would not tell the two reasons apart).
+    # <eos> (0.73 against 0.27 after renormalising). llama-cpp-python's port of the
+    # converter, pinned: it allows a space after the `}`, where ours and llama-server's leave
+    # only the end token (and so end by GRAMMAR_COMPLETE, which would not tell the two
+    # reasons apart).
     ex, _ = person
-    compiled = compile_schema(ex.schema_text, "llamacpp")
+    schema = json.loads(ex.schema_text)
+    compiled = CompiledSchema(schema, port_gbnf(schema), ex.schema_text, compiler="llamacpp")
     records.clear()
     by_model = run_to_end(model, compiled, ex.prompt, _greedy(backend), records.append)
     assert by_model.finish_reason is FinishReason.END_OF_GENERATION
@@ -69,23 +72,24 @@ def test_our_compiler_writes_a_nul_as_its_json_escape(model: Model) -> None:
 def test_output_that_parses_but_breaks_an_unenforced_keyword_is_invalid(
     model: Model, backend: str
 ) -> None:
-    # Shape, not truth: the grammar does not enforce `minimum`, and it writes integers of
-    # at most 16 digits, so the count always parses and never reaches this minimum.
+    # Shape, not truth: the grammar reads `minimum` and drops `exclusiveMinimum`, and it
+    # writes integers of at most 16 digits, so the count always parses and never gets past
+    # this exclusive minimum.
     schema = {
         "type": "object",
-        "properties": {"count": {"type": "integer", "minimum": 10**16}},
+        "properties": {"count": {"type": "integer", "minimum": 0, "exclusiveMinimum": 10**16}},
         "required": ["count"],
         "additionalProperties": False,
     }
     # The converter's grammar, pinned: ours enforces the minimum.
     assert compile_schema(json.dumps(schema), "maskscope").unenforced == ()
     compiled = compile_schema(json.dumps(schema), "llamacpp")
-    assert [u.keyword for u in compiled.unenforced] == ["minimum"]  # and the user is told
+    assert [u.keyword for u in compiled.unenforced] == ["exclusiveMinimum"]  # the user is told
     result = run_to_end(model, compiled, "How many stars are there?\nJSON:", _greedy(backend))
     assert result.finish_reason in FINISHED, result.message
     assert result.parse_error is None and isinstance(result.parsed["count"], int)
     assert not result.valid
     assert [e.path for e in result.errors] == ["$.count"]
-    assert "is less than the minimum of 10000000000000000" in result.errors[0].message
+    assert "is less than or equal to the minimum of 10000000000000000" in result.errors[0].message
     verdict = result.to_json()
     assert verdict["valid"] is False and verdict["errors"][0]["path"] == "$.count"

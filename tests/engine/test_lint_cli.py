@@ -22,7 +22,7 @@ LINTED = {
 }
 UNENFORCED = {
     "type": "object",
-    "properties": {"n": {"type": ["integer", "null"], "minimum": 1, "maximum": 9}},
+    "properties": {"n": {"type": ["number", "null"], "minimum": 1, "maximum": 9}},
     "required": ["n"],
     "additionalProperties": False,
 }

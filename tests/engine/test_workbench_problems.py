@@ -107,7 +107,7 @@ def test_a_valid_schema_runs_and_reports_its_compile_time() -> None:
 UNENFORCED = """{
   "type": "object",
   "properties": {
-    "age": {"type": "integer", "minimum": 0, "maximum": 150},
+    "age": {"type": "number", "minimum": 0, "maximum": 150},
     "when": {"type": "string", "format": "date"}
   },
   "required": ["age"],

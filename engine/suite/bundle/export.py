@@ -37,6 +37,7 @@ from pathlib import Path
 from engine.decode.loop import build_prompt
 from engine.errors import GrammarError, MaskscopeError
 from engine.grammar.compile import CompiledSchema, compile_schema
+from engine.grammar.compilers.llamacpp.converter import converter_in_use
 from engine.grammar.compilers.llamacpp.coverage import unenforced_keywords
 from engine.model.llama import Model
 from engine.runs.provenance import provenance_of
@@ -84,13 +85,14 @@ def converter_gap(compiled: CompiledSchema) -> ConverterGap:
     """How llama-server's converter (llama.cpp's json-schema-to-grammar, which the
     `llamacpp` compiler runs) compares with the grammar that was tested."""
     skipped = tuple(unenforced_keywords(compiled.schema))
+    native = converter_in_use().native
     if compiled.compiler == "llamacpp":
-        return ConverterGap(True, skipped)
+        return ConverterGap(True, skipped, native=native)
     try:
         theirs = compile_schema(compiled.text, "llamacpp")
     except GrammarError as exc:
-        return ConverterGap(False, skipped, refused=exc.message)
-    return ConverterGap(theirs.gbnf == compiled.gbnf, skipped)
+        return ConverterGap(False, skipped, refused=exc.message, native=native)
+    return ConverterGap(theirs.gbnf == compiled.gbnf, skipped, native=native)
 
 
 def tested_of(model: Model, suite: Suite, run: SuiteRun) -> Tested:

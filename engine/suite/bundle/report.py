@@ -247,8 +247,13 @@ def _converter(tested: Tested) -> str:
 def converter_sentence(tested: Tested) -> str:
     """One sentence on llama-server's own converter against the tested grammar."""
     conv = tested.converter
-    if conv.refused:
+    if conv.refused and conv.native:
         return f"llama-server's own converter (json_schema) refuses this schema: {conv.refused}"
+    if conv.refused:
+        return (
+            "llama-cpp-python's Python port of llama-server's converter refuses this schema "
+            f"(the C++ converter was not built here, `make llama-converter`): {conv.refused}"
+        )
     same = (
         "makes the same grammar as the one tested"
         if conv.same_grammar
@@ -260,7 +265,13 @@ def converter_sentence(tested: Tested) -> str:
         if conv.skipped
         else "; it enforces every keyword of this schema"
     )
-    return f"llama-server's own converter (json_schema, response_format) {same}{skipped}."
+    port = (
+        ""
+        if conv.native
+        else " (as read by llama-cpp-python's Python port of it: the C++ converter llama-server "
+        "runs was not built where this bundle was made, `make llama-converter`, and may differ)"
+    )
+    return f"llama-server's own converter (json_schema, response_format){port} {same}{skipped}."
 
 
 def _provenance(

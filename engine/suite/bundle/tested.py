@@ -45,6 +45,9 @@ class ConverterGap:
     same_grammar: bool  # the converter's grammar is the tested one, character for character
     skipped: tuple[Unenforced, ...]  # keywords the converter does not enforce
     refused: str = ""  # why the converter cannot make a grammar of the schema at all
+    # Read with llama.cpp's C++ converter, the server's own (else llama-cpp-python's Python
+    # port stood in for it: engine/grammar/compilers/llamacpp/converter.py).
+    native: bool = True
 
 
 @dataclass(frozen=True, slots=True)
