@@ -126,44 +126,55 @@ def main_gui(args: argparse.Namespace) -> int:
     window.show()
     if args.presentation:
         window.demo.presentation.set_on(True)
-    code = EXIT_VALID  # `maskscope generate`'s codes: 0 valid, 1 invalid or cut off, 2 bad input
-    # Printed once the window has closed: while the worker loads a model, llama.cpp's
-    # stderr is captured (engine/native_log.py), and a line printed then would vanish.
-    reasons: list[str] = []
+    script = _Scripted(window, args)
+    status = app.exec()  # first: the script's callbacks set its code while it runs
+    return script.exit_code(status)
 
-    def fail(reason: str) -> None:
-        nonlocal code
-        reasons.append(reason)
-        code = EXIT_BAD_INPUT
 
-    def finish() -> None:
-        if args.screenshot and not window.grab().save(args.screenshot):
-            fail(f"maskscope: could not write {args.screenshot}")
-        if args.quit_after_run:
-            window.close()
+class _Scripted:
+    """--autorun, --screenshot and --quit-after-run: the window driven as a script would,
+    with `maskscope generate`'s exit codes (0 valid, 1 invalid or cut off, 2 bad input)."""
 
-    def run_ended() -> None:
-        nonlocal code
+    def __init__(self, window: MainWindow, args: argparse.Namespace) -> None:
+        self.window, self.args = window, args
+        self.code = EXIT_VALID
+        # Printed once the window has closed: while the worker loads a model, llama.cpp's
+        # stderr is captured (engine/native_log.py), and a line printed then would vanish.
+        self.reasons: list[str] = []
+        if args.autorun:
+            window.sig_run_ended.connect(self._run_ended)
+            QTimer.singleShot(0, self._autorun)
+        elif args.screenshot or args.quit_after_run:
+            QTimer.singleShot(SCREENSHOT_DELAY_MS, self._finish)
+
+    def exit_code(self, status: int) -> int:
+        for reason in self.reasons:
+            print(reason, file=sys.stderr)
+        return max(self.code, status)
+
+    def _fail(self, reason: str) -> None:
+        self.reasons.append(reason)
+        self.code = EXIT_BAD_INPUT
+
+    def _finish(self) -> None:
+        shot = self.args.screenshot
+        if shot and not self.window.grab().save(shot):
+            self._fail(f"maskscope: could not write {shot}")
+        if self.args.quit_after_run:
+            self.window.close()
+
+    def _run_ended(self) -> None:
+        window = self.window
         if window.last_error is not None:  # bad schema, grammar, model or prompt
-            fail(f"maskscope gui: {_last_error(window)}")
+            self._fail(f"maskscope gui: {_last_error(window)}")
         elif window.last_result is None or not window.last_result.valid:
-            code = max(code, EXIT_INVALID)
-        QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
+            self.code = max(self.code, EXIT_INVALID)
+        QTimer.singleShot(SCREENSHOT_DELAY_MS, self._finish)
 
-    def autorun() -> None:
-        if not window.run():  # refused up front (bad schema): there will be no run to wait for
-            fail(f"maskscope gui: {_last_error(window)}")
-            QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
-
-    if args.autorun:
-        window.sig_run_ended.connect(run_ended)
-        QTimer.singleShot(0, autorun)
-    elif args.screenshot or args.quit_after_run:
-        QTimer.singleShot(SCREENSHOT_DELAY_MS, finish)
-    status = app.exec()  # first: the callbacks above set `code` while it runs
-    for reason in reasons:
-        print(reason, file=sys.stderr)
-    return max(code, status)
+    def _autorun(self) -> None:
+        if not self.window.run():  # refused up front (bad schema): no run to wait for
+            self._fail(f"maskscope gui: {_last_error(self.window)}")
+            QTimer.singleShot(SCREENSHOT_DELAY_MS, self._finish)
 
 
 def _last_error(window: MainWindow) -> str:

@@ -30,8 +30,8 @@ from app.demo.plugin import Demonstration
 from app.engines.plugin import install_engines
 from app.run.auto_rerun import AutoRerun, make_toggle
 from app.run.output_view import OutputView, verdict
-from app.run.routing import Routing
 from app.run.worker import ModelCache, RunController, RunRequest
+from app.session import Session
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore
 from app.shell.about import AboutDialog
@@ -39,10 +39,13 @@ from app.shell.crash_restore import CrashRestore, RestoreBanner
 from app.shell.edit_menu import EditActions
 from app.shell.files import Unsaved, ask_save_path
 from app.shell.panes import PaneHost, scrolled
+from app.shell.routing import Routing
 from app.shell.schema_files import SchemaFiles
 from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
+from app.suite.editor import SuiteEditor
 from app.suite.plugin import install_suites
+from app.views import Views
 from app.workbench.grammar_view import GrammarView, follow_editor
 from app.workbench.prompt_pane import PromptPane
 from app.workbench.schema_editor import SchemaEditor
@@ -50,7 +53,7 @@ from engine.errors import MaskscopeError
 from engine.examples import examples
 from engine.model.llama import ModelInfo
 from engine.model.paths import DEFAULT_MODEL_FILE
-from engine.records import FinishReason, RunResult, StepRecord
+from engine.records import RunResult, StepRecord
 from engine.runs.provenance import Provenance
 from engine.runs.saved import SavedRun, load_run, run_settings, save_run
 from engine.schema.parse import parse_schema
@@ -64,8 +67,10 @@ OLD_SPLITTER_KEYS = ("main_splitter", "left_splitter", "right_splitter")
 
 
 class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_files.py
+    """The one Host (app/host.py) of the window's features; the run on screen is
+    `session` (app/session.py), which the chart and the output read."""
+
     sig_run_ended = Signal()  # a run finished, was stopped, or failed; Run is enabled again
-    sig_run_starting = Signal(str)  # "run": the user's own Run (not a branch or a replay)
 
     def __init__(
         self,
@@ -76,18 +81,11 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         super().__init__(parent)
         self.store = store if store is not None else SettingsStore()
         self.controller = RunController(cache, self)
+        self.session = Session(self)
         self.current_path: str | None = None
         self.schema_root: str | None = None  # the folder opened: $ref'd files stay inside it
         self.current_example: str | None = None  # the title of the example loaded, if any
-        self.last_result: RunResult | None = None
-        self.last_error: tuple[str, str] | None = None  # (kind, message) of the last run
         self.last_report = ""  # the last message shown in the banner
-        # What the current run was started with, and its records, for File > Save run.
-        self._run_inputs: tuple[str, str] = ("", "")
-        self._run_records: list[StepRecord] = []
-        self._model_name = ""
-        self.model_info: ModelInfo | None = None  # of the last model loaded
-        self._provenance: Provenance | None = None  # of the run the views show
         # (schema, prompt) as the command line left them; quitting with these unedited
         # keeps the stored draft (see keep_saved_draft).
         self._draft_baseline: tuple[str, str] | None = None
@@ -95,10 +93,16 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.schema_editor = SchemaEditor(self)
         self.prompt_pane = PromptPane(self)
         self.settings_panel = SettingsPanel(self)
-        self.step_chart = StepChart(self)
-        self.output_view = OutputView(self)
+        self.step_chart = StepChart(self, self.session.records)
+        self.output_view = OutputView(self, self.session.records)
+        self.views = Views(
+            self.schema_editor,
+            self.prompt_pane,
+            self.settings_panel,
+            self.step_chart,
+            self.output_view,
+        )
         self.compare_view = CompareView(self)
-        self.previous_run: SavedRun | None = None  # the last finished run, to compare with
         self.auto_rerun = AutoRerun(self.controller, self.run, self.schema_editor.is_current, self)
         self.banner = ErrorBanner(self)
         self.status = StatusBar(self)
@@ -161,6 +165,64 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         dock = self.panes.add_pane(name, title, widget, area, tab_with)
         self.view_menu.insertAction(self._panes_end, dock.toggleViewAction())
         return dock
+
+    # --- the Host API (app/host.py) that the window's features get -----------------------
+    def widget(self) -> QMainWindow:
+        return self
+
+    def show_pane(self, name: str) -> None:
+        self.panes.show_pane(name)
+
+    def pane(self, name: str) -> QDockWidget:
+        return self.panes.dock(name)
+
+    def menu(self, title: str) -> QMenu:
+        bar = self.menuBar()
+        entries = bar.actions()
+        plain = title.replace("&", "")
+        for entry in entries:
+            if isinstance(entry.menu(), QMenu) and entry.text().replace("&", "") == plain:
+                return entry.menu()
+        made = QMenu(title, self)
+        made.setToolTipsVisible(True)
+        help_entry = next((e for e in entries if e.text() == "&Help"), None)
+        if help_entry is not None:
+            bar.insertMenu(help_entry, made)
+        else:
+            bar.addMenu(made)
+        return made
+
+    def add_action(self, menu: str, action: QAction, before: str = "", after: str = "") -> None:
+        into = self.menu(menu)
+        entries = into.actions()
+        texts = [e.text() for e in entries]
+        at = texts.index(before) if before in texts else None
+        if at is None and after in texts and texts.index(after) + 1 < len(entries):
+            at = texts.index(after) + 1
+        if at is None:
+            into.addAction(action)
+        else:
+            into.insertAction(entries[at], action)
+
+    def action(self, name: str) -> QAction:
+        return {"run": self.run_action, "stop": self.stop_action}[name]
+
+    def toolbar(self) -> QToolBar:
+        return self.run_toolbar
+
+    def show_status(self, text: str, ms: int = 0) -> None:
+        self.status.showMessage(text, ms)
+
+    def hold_runs(self, held: bool) -> None:
+        self.run_action.setEnabled(not held)
+        self.auto_rerun.set_enabled(not held and self.auto_rerun_action.isChecked())
+
+    def inputs_now(self) -> dict[str, object]:
+        return self.routing.inputs_now()
+
+    def suite_state(self) -> SuiteEditor:
+        """The Suite pane's editor, whose work crash recovery keeps."""
+        return self.suites.pane.editor
 
     def _action(
         self, text: str, slot: object, shortcut: QKeySequence | str | None = None, tip: str = ""
@@ -306,12 +368,27 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         toolbar.addSeparator()
         toolbar.addAction(self.log_action)
         self.addToolBar(toolbar)
-        self.toolbar = toolbar
+        self.run_toolbar = toolbar
         self.demo = Demonstration(self)  # app/demo/plugin.py: its actions, panes, links
         self.suites = install_suites(self)  # app/suite/plugin.py: the Suite pane, examples
         self.engines = install_engines(self)  # app/engines/plugin.py: the Engines pane
 
+    def _watch_session(self) -> None:
+        """The views follow the run on screen; the records stay the session's."""
+        s = self.session
+        s.sig_started.connect(self._run_shown)
+        s.sig_record.connect(self.step_chart.push)
+        s.sig_record.connect(self.output_view.append_record)
+        s.sig_record.connect(lambda _record: self.status.step())
+        s.sig_replaced.connect(self.step_chart.refresh)
+
+    def _run_shown(self, subject: str) -> None:
+        self.show_subject(subject)
+        self.step_chart.clear()
+        self.output_view.start_run()
+
     def _connect(self) -> None:
+        self._watch_session()
         c = self.controller
         c.sig_state.connect(self.status.showMessage)
         c.sig_model_loaded.connect(self._on_model_loaded)
@@ -333,7 +410,8 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.schema_editor.editor.document().modificationChanged.connect(self.setWindowModified)
         self.schema_editor.ref_links.sig_follow_file.connect(self.follow_schema_ref)
         self.schema_editor.ref_links.sig_note.connect(lambda m: self.status.showMessage(m, 8000))
-        self.routing = Routing(self)  # the live check's inputs; each message's one home
+        # The live check's inputs; each message's one home (app/shell/routing.py).
+        self.routing = Routing(self.views, self.session, self.status, self.banner, self.panes)
 
     def _restore(self) -> None:
         s = self.store
@@ -427,18 +505,11 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
     def show_run(self, run: SavedRun, subject: str = "a saved run") -> None:
         """Replay a run in the chart, output and timeline, leaving the editors alone;
         `subject` names it there and in the status bar."""
-        self.show_subject(subject)
-        self.step_chart.clear()
+        self.session.replay(run, subject)
         self.step_chart.set_temperature(run_settings(run).temperature)
         self.demo.run_shown(run_settings(run).temperature)
-        self.output_view.start_run()
         self.routing.run_started()
-        for record in run.records:
-            self.step_chart.push(record)
         self.output_view.set_records(run.records)
-        self._run_inputs, self._run_records = (run.schema_text, run.prompt), list(run.records)
-        self._model_name = run.model
-        self._provenance = run.provenance
         self._on_finished(run.result, replay=True)
 
     def show_subject(self, subject: str) -> None:
@@ -447,20 +518,41 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.output_view.set_subject(subject)
         self.status.set_subject(subject)
 
+    # The run on screen is the session's; these read it under the window's old names.
     @property
     def run_inputs(self) -> tuple[str, str]:
         """(schema text, prompt) of the run the views show."""
-        return self._run_inputs
+        return self.session.inputs
+
+    @property
+    def last_result(self) -> RunResult | None:
+        return self.session.result
+
+    @last_result.setter
+    def last_result(self, result: RunResult | None) -> None:
+        self.session.result = result
+
+    @property
+    def last_error(self) -> tuple[str, str] | None:
+        """(kind, message) of the last run that could not start or went wrong."""
+        return self.session.error
+
+    @last_error.setter
+    def last_error(self, error: tuple[str, str] | None) -> None:
+        self.session.error = error
+
+    @property
+    def model_info(self) -> ModelInfo | None:
+        return self.session.model_info
+
+    @property
+    def previous_run(self) -> SavedRun | None:
+        """The last run that ended on its own, which the next is compared with."""
+        return self.session.previous
 
     def current_run(self) -> SavedRun | None:
         """The run the views show, once it has ended."""
-        if self.last_result is None:
-            return None
-        schema_text, prompt = self._run_inputs
-        records = tuple(self._run_records)
-        return SavedRun(
-            schema_text, prompt, self._model_name, records, self.last_result, self._provenance
-        )
+        return self.session.run()
 
     # --- running ---------------------------------------------------------------------------
     def run(self, paused: bool = False) -> bool:
@@ -468,8 +560,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         if self.controller.running:
             return False
         self.banner.hide()
-        self.last_result = None
-        self.last_error = None
+        self.session.forget_result()
         schema_text = self.schema_editor.text()
         if self.routing.refuse_run():
             return False
@@ -484,7 +575,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
             self._on_error("settings", problem)
             return False
         self.store.set_generation_settings(generation)
-        self.sig_run_starting.emit("run")
+        self.session.user_run_starting()
         return self.start_run(schema_text, self.prompt_pane.text(), generation, paused=paused)
 
     def start_run(
@@ -501,17 +592,11 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         the run in the chart, the output and the status bar."""
         if self.controller.running:
             return False
-        self.show_subject(subject)
         self.banner.hide()
-        self.last_result = None
-        self.last_error = None
         model = self.settings_panel.model_settings()
-        self._run_inputs, self._run_records = (schema_text, prompt), []
-        self._provenance = None
+        self.session.start(schema_text, prompt, subject)
         self.save_run_action.setEnabled(False)
-        self.step_chart.clear()
         self.step_chart.set_temperature(generation.temperature)
-        self.output_view.start_run()
         self.routing.run_started()
         self.status.run_started(generation.max_tokens)
         self.demo.run_started(paused, generation.temperature)
@@ -539,8 +624,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
 
     def _on_model_loaded(self, settings: ModelSettings, info: ModelInfo) -> None:
         self.store.set_model_settings(settings)
-        self._model_name = info.name
-        self.model_info = info
+        self.session.model_loaded(info)
         self.status.set_model(info)
         if not self.controller.running:  # a preload: replace "Loading model…"
             self.status.showMessage(f"Model loaded: {info.name}", 5000)
@@ -548,37 +632,25 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.routing.model_loaded(str(info.path))
 
     def _on_provenance(self, provenance: Provenance | None) -> None:
-        self._provenance = provenance
+        self.session.set_provenance(provenance)
 
     def _on_step(self, record: StepRecord) -> None:
-        self._run_records.append(record)
-        self.step_chart.push(record)
-        self.output_view.append_record(record)
-        self.status.step()
+        self.session.add(record)  # the chart and the output draw it (see _watch_session)
 
     def _on_finished(self, result: RunResult, replay: bool = False) -> None:
-        self.last_result = result
+        self.session.finish(result)
         self.save_run_action.setEnabled(True)
         self.step_chart.redraw()  # draw the last step now, not on the next timer tick
-        self.output_view.show_result(result, self.routing.violations(result, self._run_inputs[0]))
+        self.output_view.show_result(result, self.routing.violations(result, self.run_inputs[0]))
         self.routing.finished()
-        if not replay:
-            self._compare_with_previous(result)
+        if not replay and (before := self.session.keep_as_previous()) is not None:
+            # Each run that ended on its own is compared with the one before it.
+            self.compare_view.compare(before, self.session.previous)
         self.status.set_speed(result.tokens_per_s)
         self.status.showMessage(f"Finished: {verdict(result)[0]} · {result.n_tokens} tokens", 0)
 
-    def _compare_with_previous(self, result: RunResult) -> None:
-        """Each run that ended on its own is compared with the one before it; a stopped or
-        failed run is partial, and takes no part."""
-        if result.finish_reason in (FinishReason.CANCELLED, FinishReason.ERROR):
-            return
-        run = SavedRun(*self._run_inputs, self._model_name, tuple(self._run_records), result)
-        if self.previous_run is not None:
-            self.compare_view.compare(self.previous_run, run)
-        self.previous_run = run
-
     def _on_error(self, kind: str, message: str) -> None:
-        self.last_error = (kind, message)
+        self.session.fail(kind, message)
         if self.routing.run_error(kind, message):  # a schema error: the Problems list's
             return
         title = "Error" if kind == "error" else f"{kind[:1].upper()}{kind[1:]} error"
@@ -593,6 +665,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.demo.run_ended()
         self._set_running(False)
         self.status.run_ended()
+        self.session.ended()
         self.sig_run_ended.emit()
 
     def report_problem(self, title: str, message: str) -> None:
@@ -613,7 +686,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         self.status.clearMessage()  # a worker state ("Compiling schema…") is over
 
     def _about(self) -> None:
-        AboutDialog(self, self._model_name).exec()
+        AboutDialog(self, self.session.model_name).exec()
 
     # --- shutdown --------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -84,9 +84,14 @@ class StepChart(QWidget):
     # A candidate row was clicked: (index of the step shown, its Candidate).
     sig_candidate_clicked = Signal(int, object)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, records: list[StepRecord] | None = None
+    ) -> None:
+        """`records`: the run's list, owned by its session (app/session.py), which the chart
+        reads and never changes; without one the chart keeps its own, fed by push."""
         super().__init__(parent)
-        self.records: list[StepRecord] = []
+        self._owns_records = records is None
+        self.records: list[StepRecord] = [] if records is None else records
         self._shown: int | None = None  # index of the step the bars show
         self._follow = True  # keep showing the newest step while the run goes on
         self._temperature: float | None = None
@@ -159,7 +164,8 @@ class StepChart(QWidget):
 
     # --- feeding ---------------------------------------------------------------------------
     def clear(self) -> None:
-        self.records.clear()
+        if self._owns_records:
+            self.records.clear()
         self.step_label.reset()
         self.bars.reset()
         self.mass.reset()
@@ -169,7 +175,13 @@ class StepChart(QWidget):
         self.redraw()
 
     def push(self, record: StepRecord) -> None:
-        self.records.append(record)
+        """A step arrived: kept (unless the session keeps it) and drawn on the next tick."""
+        if self._owns_records:
+            self.records.append(record)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Draw the records as they now are, on the next tick."""
         if not self._timer.isActive():
             self._timer.start()
 

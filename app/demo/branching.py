@@ -1,9 +1,9 @@
 """Runs that demonstration mode starts on the window's behalf: "what if" branches and the
 unconstrained pass of a constrained-against-unconstrained comparison.
 
-Both go through the window's own start_run, so they are drawn, paused and stopped like
-any run. A click while a run is going stops it first, and acts on what it made once it
-has ended.
+Both go through the window's own start_run (the Host API, app/host.py), so they are
+drawn, paused and stopped like any run. A click while a run is going stops it first, and
+acts on what it made once it has ended.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from engine.runs.branches import BranchSet, branch_name
 from engine.runs.saved import SavedRun, run_settings
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.host import Host
 
 WITHOUT = "the same prompt and seed without the grammar"
 
@@ -41,29 +41,28 @@ class Branching(QObject):
     # the demonstration is the run with the grammar (0.5 s a token made it 2 minutes).
     sig_unpaced_run = Signal()
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, host: Host) -> None:
+        super().__init__(host.widget())
+        self.host = host
         self.branches = BranchSet()
         self._purpose: Callable[[SavedRun], None] | None = None  # what the run is for
         self._then: Callable[[], None] | None = None  # starts once the run has ended
         self._user_run = False  # the running run is the user's own Run
-        window.sig_run_starting.connect(self._user_run_starting)
-        window.sig_run_ended.connect(self._run_ended)
+        host.session.sig_user_run.connect(self._user_run_starting)
+        host.session.sig_ended.connect(self._run_ended)
 
     # --- what if ---------------------------------------------------------------------------
     def force(self, index: int, token_id: int) -> bool:
         """Continue the shown run from step `index` with `token_id` instead of its own."""
-        w = self.window
-        if w.controller.running:
+        if self.host.controller.running:
             self._purpose = None
             self._then = lambda: self._fork(index, token_id)
-            w.stop()
+            self.host.stop()
             return True
         return self._fork(index, token_id)
 
     def _fork(self, index: int, token_id: int) -> bool:
-        origin = self.window.current_run()
+        origin = self.host.session.run()
         if origin is None or not 0 <= index < len(origin.records):
             return False
         if self.branches.original is None:
@@ -72,14 +71,12 @@ class Branching(QObject):
         forced = (*(r.token_id for r in origin.records[:index]), token_id)
         generation = dataclasses.replace(run_settings(origin), constrained=True)
         name = branch_name(len(self.branches) + 1, index, text)
-        if not self.window.start_run(
+        if not self.host.start_run(
             origin.schema_text, origin.prompt, generation, forced, subject=name
         ):
             return False
         self._purpose = lambda run: self._keep(index, token_id, text, run)
-        self.window.status.showMessage(
-            f"What if: continuing from step {index + 1} with {text!r}…", 0
-        )
+        self.host.show_status(f"What if: continuing from step {index + 1} with {text!r}…", 0)
         return True
 
     def _keep(self, index: int, token_id: int, text: str, run: SavedRun) -> None:
@@ -91,7 +88,7 @@ class Branching(QObject):
     def compare_unconstrained(self) -> bool:
         """Run the editors' schema and prompt with the grammar, then the same prompt and
         seed with no mask at all."""
-        if self.window.controller.running or not self.window.run():
+        if self.host.controller.running or not self.host.run():
             return False
         self.sig_pair_state.emit("Running with the grammar…")
         self._purpose = lambda constrained: self._then_unconstrained(constrained)
@@ -105,7 +102,7 @@ class Branching(QObject):
         def start() -> None:
             generation = dataclasses.replace(run_settings(constrained), constrained=False)
             self.sig_unpaced_run.emit()
-            if self.window.start_run(
+            if self.host.start_run(
                 constrained.schema_text, constrained.prompt, generation, subject=WITHOUT
             ):
                 self.sig_pair_state.emit("Running the same prompt and seed without the grammar…")
@@ -116,7 +113,7 @@ class Branching(QObject):
 
     def _paired(self, constrained: SavedRun, free: SavedRun) -> None:
         # The main views go back to the grammar's run.
-        self.window.show_run(constrained, "your run, with the grammar")
+        self.host.show_run(constrained, "your run, with the grammar")
         self.sig_pair.emit(constrained, free)
 
     # --- plumbing --------------------------------------------------------------------------
@@ -124,14 +121,14 @@ class Branching(QObject):
         self.branches.set_original(run)
         self.sig_original.emit(run)
 
-    def _user_run_starting(self, _why: str) -> None:
+    def _user_run_starting(self) -> None:
         self._purpose = None
         self._user_run = True
 
     def _run_ended(self) -> None:
         purpose, self._purpose = self._purpose, None
         user_run, self._user_run = self._user_run, False
-        run = self.window.current_run()
+        run = self.host.session.run()
         if run is not None and purpose is not None:
             purpose(run)
         elif run is not None and user_run and run.result.finish_reason is not FinishReason.ERROR:

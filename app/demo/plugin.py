@@ -3,7 +3,8 @@
 The window owns running and the views; this adds what a presenter needs on top of them:
 Pause / Step / Continue with a delay per token, one selected step that every view follows,
 the explanation of that step, "what if" branches, the unconstrained comparison,
-presentation mode and the exports. It reaches the window only through its public methods.
+presentation mode and the exports. It gets the window's Host API (app/host.py), never the
+window itself, and reads the run on screen from the session.
 """
 
 from __future__ import annotations
@@ -29,43 +30,44 @@ from engine.errors import MaskscopeError
 from engine.records import StepRecord
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.host import Host
     from engine.records import Candidate
 
 EXPLAIN_MS = 120
 
 
 class Demonstration(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, host: Host) -> None:
+        super().__init__(host.widget())
+        self.host = host
         self._temperature = 0.7  # of the run the views show
         self._shown = 0  # the step the views show, as the chart last said
         self._add_pacing()
         self.presentation = Presentation(
-            window, window.panes, self.set_plain_language, window.stop_action
+            host.widget(), host.panes, self.set_plain_language, host.action("stop")
         )
-        window.view_menu.addSeparator()
-        window.view_menu.addAction(self.presentation.action)
-        self.branching = Branching(window)
+        host.menu("View").addSeparator()
+        host.add_action("View", self.presentation.action)
+        self.branching = Branching(host)
         self._add_views()
         self._add_actions()
 
     def _add_pacing(self) -> None:
-        w = self.window
-        self.pacing = Pacing(w, w.controller, lambda: w.run(paused=True), self.move_selection)
-        self.pacing.set_delay(w.store.step_delay())
-        self.pacing.speed.currentIndexChanged.connect(
-            lambda _i: w.store.set_step_delay(self.pacing.delay())
+        h = self.host
+        self.pacing = Pacing(
+            h.widget(), h.controller, lambda: h.run(paused=True), self.move_selection
         )
-        w.run_menu.addSeparator()
-        self.pacing.add_to(w.run_menu, w.toolbar)
+        self.pacing.set_delay(h.store.step_delay())
+        self.pacing.speed.currentIndexChanged.connect(
+            lambda _i: h.store.set_step_delay(self.pacing.delay())
+        )
+        h.menu("Run").addSeparator()
+        self.pacing.add_to(h.menu("Run"), h.toolbar())
         self.pacing.pause_action.toggled.connect(self._paused)
         # After the window's own handler: the worker's "Decoding…" must not hide the pause.
-        w.controller.sig_step.connect(self._step_arrived)
+        h.controller.sig_step.connect(self._step_arrived)
 
     def _add_actions(self) -> None:
-        w = self.window
         self.unconstrained_action = self._action(
             "Compare with &unconstrained",
             "Ctrl+Shift+U",
@@ -73,7 +75,7 @@ class Demonstration(QObject):
             "show both side by side",
             self.branching.compare_unconstrained,
         )
-        w.run_menu.addAction(self.unconstrained_action)
+        self.host.add_action("Run", self.unconstrained_action)
         self.report_action = self._action(
             "Export &report (HTML)…",
             "Ctrl+Shift+E",
@@ -87,7 +89,7 @@ class Demonstration(QObject):
             self.export_chart,
         )
         for action in (self.report_action, self.chart_action):
-            w.file_menu.insertAction(w.save_run_action, action)
+            self.host.add_action("File", action, before="Save &run…")
 
     def _action(self, text: str, keys: str, tip: str, slot: Callable[[], object]) -> QAction:
         action = QAction(text, self)
@@ -115,22 +117,23 @@ class Demonstration(QObject):
             self._paused(True, record.step + 1)
 
     def _paused(self, paused: bool, n: int | None = None) -> None:
-        if not self.window.controller.running:
+        if not self.host.controller.running:
             return
         if paused:
-            n = len(self.window.step_chart.records) if n is None else n
-            self.window.status.showMessage(
+            n = len(self.host.session.records) if n is None else n
+            self.host.show_status(
                 f"Paused after {n} token{'s' if n != 1 else ''}: Space continues, "
                 "→ decodes one more",
                 0,
             )
         else:
-            self.window.status.showMessage("Decoding…", 0)
+            self.host.show_status("Decoding…", 0)
 
     def _add_views(self) -> None:
-        w, right = self.window, Qt.DockWidgetArea.RightDockWidgetArea
-        self.explanation = ExplanationPanel(w)
-        w.add_pane("explain", "Explanation", self.explanation, right)
+        h, right = self.host, Qt.DockWidgetArea.RightDockWidgetArea
+        chart, output = h.views.step_chart, h.views.output_view
+        self.explanation = ExplanationPanel(h.widget())
+        h.add_pane("explain", "Explanation", self.explanation, right)
         self.explanation.sig_force.connect(self.branching.force)
         # The chart emits the shown step on each redraw, ~30 times a second during a run:
         # the panel follows at most every EXPLAIN_MS, and only while it can be seen.
@@ -138,17 +141,17 @@ class Demonstration(QObject):
         self._explain_timer.setSingleShot(True)
         self._explain_timer.setInterval(EXPLAIN_MS)
         self._explain_timer.timeout.connect(self._explain_shown)
-        w.step_chart.sig_step_shown.connect(self._step_shown)
-        w.step_chart.sig_candidate_clicked.connect(self.candidate_clicked)
+        chart.sig_step_shown.connect(self._step_shown)
+        chart.sig_candidate_clicked.connect(self.candidate_clicked)
         # The timeline: a click on an output token selects its step, and the output marks
         # the token of the step every view shows.
-        w.output_view.sig_step_clicked.connect(w.step_chart.show_step)
-        w.step_chart.sig_step_shown.connect(w.output_view.select_step)
-        w.panes.dock("explain").visibilityChanged.connect(lambda _on: self._explain_shown())
-        self.branches_view = BranchesView(w)
-        self.side_by_side = SideBySideView(w)
-        w.add_pane("branches", "Branches", self.branches_view, right)
-        w.add_pane("unconstrained", "Unconstrained", self.side_by_side, right)
+        output.sig_step_clicked.connect(chart.show_step)
+        chart.sig_step_shown.connect(output.select_step)
+        h.pane("explain").visibilityChanged.connect(lambda _on: self._explain_shown())
+        self.branches_view = BranchesView(h.widget())
+        self.side_by_side = SideBySideView(h.widget())
+        h.add_pane("branches", "Branches", self.branches_view, right)
+        h.add_pane("unconstrained", "Unconstrained", self.side_by_side, right)
         b = self.branching
         b.sig_original.connect(self.branches_view.set_original)
         b.sig_branch.connect(self._branch_made)
@@ -160,13 +163,13 @@ class Demonstration(QObject):
         self._pair_inputs: dict[str, object] | None = None
         self.pair_freshness = Freshness(self._inputs_now, (self.side_by_side,), self)
         for changed in (
-            w.schema_editor.editor.textChanged,
-            w.prompt_pane.editor.textChanged,
-            w.settings_panel.sig_generation_changed,
+            h.views.schema_editor.editor.textChanged,
+            h.views.prompt_pane.editor.textChanged,
+            h.views.settings_panel.sig_generation_changed,
         ):
             changed.connect(self.pair_freshness.changed)
         b.sig_unpaced_run.connect(self.pacing.next_run_unpaced)
-        self.branches_view.sig_open.connect(lambda run: w.show_run(run, self._name_of(run)))
+        self.branches_view.sig_open.connect(lambda run: h.show_run(run, self._name_of(run)))
 
     def _name_of(self, run: object) -> str:
         """A run of the Branches pane as it is listed there."""
@@ -178,8 +181,8 @@ class Demonstration(QObject):
         """A valid candidate continues the run with it; a masked one is explained. A run
         still under way (paused too) is never ended by a click: a click meant to focus the
         chart forked a paused run and listed it "stopped by user"."""
-        if candidate.valid and self.window.controller.running:
-            self.window.status.showMessage(
+        if candidate.valid and self.host.controller.running:
+            self.host.show_status(
                 f"Still running: Stop the run (or let it end), then click {candidate.text!r} "
                 f"to continue from step {index + 1} with it",
                 8000,
@@ -188,7 +191,7 @@ class Demonstration(QObject):
         if candidate.valid:
             self.branching.force(index, candidate.id)
             return
-        self.window.panes.show_pane("explain")
+        self.host.show_pane("explain")
         self._shown = index
         self._explain_shown()
         self.explanation.show_why(candidate)
@@ -199,31 +202,31 @@ class Demonstration(QObject):
             self._explain_timer.start()
 
     def _explain_shown(self) -> None:
-        w = self.window
-        if not w.panes.dock("explain").isVisible():
+        if not self.host.pane("explain").isVisible():
             return
-        records = w.step_chart.records
+        session = self.host.session
+        records = session.records
         if not records:
             self.explanation.clear()
             return
         index = min(self._shown, len(records) - 1)
-        n_vocab = w.model_info.n_vocab if w.model_info is not None else None
-        schema_text = w.run_inputs[0]
+        n_vocab = session.model_info.n_vocab if session.model_info is not None else None
+        schema_text = session.inputs[0]
         self.explanation.show_step(records, index, n_vocab, self._temperature, schema_text)
 
     def _branch_made(self, branch: object) -> None:
         self.branches_view.add_branch(branch)
-        self.window.panes.show_pane("branches")
+        self.host.show_pane("branches")
 
     def _inputs_now(self) -> dict[str, object]:
-        return self.window.routing.inputs_now()
+        return self.host.inputs_now()
 
     def _pair_state(self, text: str) -> None:
         if text.startswith("Running with the grammar"):  # the pair's inputs are these
             self._pair_inputs = self._inputs_now()
         if text:
             self.side_by_side.set_running(text)
-            self.window.panes.show_pane("unconstrained")
+            self.host.show_pane("unconstrained")
         else:
             self.side_by_side.clear()
 
@@ -231,19 +234,19 @@ class Demonstration(QObject):
         self.side_by_side.show_pair(constrained, free)
         if self._pair_inputs is not None:
             self.pair_freshness.ran(self._pair_inputs)
-        self.window.panes.show_pane("unconstrained")
-        self.window.status.showMessage(
+        self.host.show_pane("unconstrained")
+        self.host.show_status(
             "With and without the grammar, side by side in the Unconstrained pane", 0
         )
 
     # --- exports ---------------------------------------------------------------------------
     def export_report(self) -> bool:
-        w = self.window
+        h = self.host
         return ask_and_export_report(
-            w,
-            w.current_run(),
-            lambda path: w.status.showMessage(f"Saved the report to {path}", 5000),
-            lambda message: w.report_problem("Cannot export report", message),
+            h.widget(),
+            h.session.run(),
+            lambda path: h.show_status(f"Saved the report to {path}", 5000),
+            lambda message: h.report_problem("Cannot export report", message),
         )
 
     def run_shown(self, temperature: float) -> None:
@@ -251,27 +254,27 @@ class Demonstration(QObject):
         self._temperature = temperature
 
     def export_chart(self) -> bool:
-        w = self.window
-        path = ask_save_path(w, "Export chart", "chart.png", CHART_FILTER, "png")
+        h = self.host
+        path = ask_save_path(h.widget(), "Export chart", "chart.png", CHART_FILTER, "png")
         if not path:
             return False
         try:
-            export_chart(w.step_chart, path)
+            export_chart(h.views.step_chart, path)
         except MaskscopeError as e:
-            w.report_problem("Cannot export chart", e.message)
+            h.report_problem("Cannot export chart", e.message)
             return False
-        w.status.showMessage(f"Saved the chart to {path}", 5000)
+        h.show_status(f"Saved the chart to {path}", 5000)
         return True
 
     # --- presentation --------------------------------------------------------------------
     def set_plain_language(self, on: bool) -> None:
         """Words for an audience of non-engineers, and the deepest dips annotated."""
         self.explanation.set_plain_language(on)
-        self.window.step_chart.set_plain_language(on)
+        self.host.views.step_chart.set_plain_language(on)
 
     # --- the selected step -----------------------------------------------------------------
     def move_selection(self, delta: int) -> None:
-        chart = self.window.step_chart
+        chart = self.host.views.step_chart
         if not chart.records:
             return
         shown = chart.slider.value()

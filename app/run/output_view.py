@@ -61,8 +61,13 @@ class OutputView(QWidget):
     sig_violation_selected = Signal(object)
     sig_step_clicked = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, records: list[StepRecord] | None = None
+    ) -> None:
+        """`records`: the run's list, owned by its session (app/session.py), which the
+        output reads and never changes; without one the output keeps its own."""
         super().__init__(parent)
+        self._source = records
         # Which run the output is of (yours, a branch, a replay, a suite sample): after a
         # what-if the pane showed the branch with nothing to say it was not the original.
         self.subject = QLabel("", self)
@@ -93,7 +98,7 @@ class OutputView(QWidget):
         )
         self.copy_button.clicked.connect(self.copy_output)
 
-        self.raw = TimelineText(self)
+        self.raw = TimelineText(self, records)
         self.raw.setObjectName("rawOutput")
         self.raw.sig_step_clicked.connect(self.sig_step_clicked)
         self.raw.notes = self._violation_note
@@ -233,6 +238,8 @@ class OutputView(QWidget):
     @property
     def records(self) -> list[StepRecord]:
         """The steps the output shows, flushed or not."""
+        if self._source is not None:
+            return self._source
         return self.raw.records + [r for r in self._pending if not isinstance(r, str)]
 
     # --- after a run -----------------------------------------------------------------------

@@ -29,11 +29,16 @@ class TimelineText(QPlainTextEdit):
 
     sig_step_clicked = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, records: list[StepRecord] | None = None
+    ) -> None:
+        """`records`: the run's list, owned by its session (app/session.py), of which the
+        text shows the first len(ends); without one the timeline keeps its own."""
         super().__init__(parent)
         self.setReadOnly(True)
         self.document().setUndoRedoEnabled(False)  # nothing to undo, and no history to keep
-        self.records: list[StepRecord] = []
+        self._source = records
+        self._own: list[StepRecord] = []
         self.ends: list[int] = []  # each record's end, in document positions
         self._overruled: list[int] = []  # indices of overruled records, ascending
         self._selected: int | None = None
@@ -42,9 +47,16 @@ class TimelineText(QPlainTextEdit):
         # More to say about a document position on hover (the output's violations there).
         self.notes: Callable[[int], str] | None = None
 
+    @property
+    def records(self) -> list[StepRecord]:
+        """The steps whose tokens the text shows."""
+        if self._source is None:
+            return self._own
+        return self._source[: len(self.ends)]
+
     # --- feeding ---------------------------------------------------------------------------
     def clear_tokens(self) -> None:
-        self.records.clear()
+        self._own.clear()
         self.ends.clear()
         self._overruled.clear()
         self._selected = None
@@ -95,8 +107,9 @@ class TimelineText(QPlainTextEdit):
 
     def _add(self, record: StepRecord, end: int) -> None:
         if mark(record) is Mark.OVERRULED:
-            self._overruled.append(len(self.records))
-        self.records.append(record)
+            self._overruled.append(len(self.ends))
+        if self._source is None:
+            self._own.append(record)
         self.ends.append(end)
 
     # --- the selected step -----------------------------------------------------------------
@@ -107,7 +120,7 @@ class TimelineText(QPlainTextEdit):
     def select_step(self, index: int | None) -> None:
         """Outline the token of step `index` and scroll it into view."""
         self._selected = index
-        if index is not None and index < len(self.records):
+        if index is not None and index < len(self.ends):
             self._scroll_to(self.span(index)[0])
         self.viewport().update()
 
@@ -130,7 +143,7 @@ class TimelineText(QPlainTextEdit):
         if position is None:
             return None
         i = bisect_right(self.ends, position)
-        return i if i < len(self.records) else None
+        return i if i < len(self.ends) else None
 
     def tooltip_at(self, point: QPoint) -> str:
         """What hovering at `point` tells: the token's step, and any note on that place."""
@@ -138,7 +151,7 @@ class TimelineText(QPlainTextEdit):
         if position is None:
             return ""
         i = bisect_right(self.ends, position)
-        parts = [step_tooltip(self.records[i], len(self.records))] if i < len(self.records) else []
+        parts = [step_tooltip(self.records[i], len(self.ends))] if i < len(self.ends) else []
         note = self.notes(position) if self.notes is not None else ""
         return "<hr>".join(parts + ([note] if note else []))
 

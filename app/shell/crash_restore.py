@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import html
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QByteArray, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
@@ -16,39 +16,69 @@ from app.shell.autosave import Autosave, WorkState
 from engine.settings import GenerationSettings
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.settings.store import SettingsStore
+    from app.shell.panes import PaneHost
+    from app.views import Views
 
 
-def snapshot(window: MainWindow) -> WorkState:
+class SuiteState(Protocol):
+    """The Suite pane's editor, as far as its work is autosaved."""
+
+    def snapshot(self) -> dict[str, Any] | None: ...
+
+    def restore_snapshot(self, data: dict[str, Any]) -> bool: ...
+
+
+class Restorable(Protocol):
+    """What crash recovery reads of the window and puts back: MainWindow is one."""
+
+    store: SettingsStore
+    views: Views
+    panes: PaneHost
+    current_path: str | None
+    current_example: str | None
+
+    def suite_state(self) -> SuiteState: ...
+
+    def _set_path(self, path: str | None, example: str | None = None) -> None: ...
+
+    def saveGeometry(self) -> QByteArray: ...
+
+    def restoreGeometry(self, geometry: QByteArray) -> bool: ...
+
+
+def snapshot(window: Restorable) -> WorkState:
+    views = window.views
     return WorkState(
-        schema=window.schema_editor.text(),
-        prompt=window.prompt_pane.text(),
+        schema=views.schema_editor.text(),
+        prompt=views.prompt_pane.text(),
         path=window.current_path,
         example=window.current_example,
-        settings=dataclasses.asdict(window.settings_panel.generation_settings()),
+        settings=dataclasses.asdict(views.settings_panel.generation_settings()),
         layout={
             "panes": bytes(window.panes.save_layout().toBase64()).decode("ascii"),
             "window": bytes(window.saveGeometry().toBase64()).decode("ascii"),
         },
-        suite=window.suites.pane.editor.snapshot(),
+        suite=window.suite_state().snapshot(),
     )
 
 
-def restore(window: MainWindow, state: WorkState) -> None:
+def restore(window: Restorable, state: WorkState) -> None:
     """Put a recovered state back; the texts as undoable edits, marked as unsaved."""
-    window.schema_editor.set_text(state.schema)
-    window.prompt_pane.set_text(state.prompt)
+    views = window.views
+    views.schema_editor.set_text(state.schema)
+    views.prompt_pane.set_text(state.prompt)
     window._set_path(state.path, state.example)
-    window.schema_editor.editor.document().setModified(True)  # not what the file holds
+    views.schema_editor.editor.document().setModified(True)  # not what the file holds
     known = {f.name for f in dataclasses.fields(GenerationSettings)}
     settings = {k: v for k, v in state.settings.items() if k in known}
     with contextlib.suppress(TypeError, ValueError):  # another version's: the current stay
-        window.settings_panel.set_generation_settings(GenerationSettings(**settings))
+        views.settings_panel.set_generation_settings(GenerationSettings(**settings))
     if panes := state.layout.get("panes"):
         window.panes.restore_layout(QByteArray.fromBase64(panes.encode("ascii")))
     if geometry := state.layout.get("window"):
         window.restoreGeometry(QByteArray.fromBase64(geometry.encode("ascii")))
-    if state.suite is not None and window.suites.pane.editor.restore_snapshot(state.suite):
+    if state.suite is not None and window.suite_state().restore_snapshot(state.suite):
         window.panes.show_pane("suite")
 
 
@@ -101,9 +131,9 @@ class RestoreBanner(QFrame):
 class CrashRestore:
     """Autosaves the window's state and offers a crashed session's state back."""
 
-    def __init__(self, window: MainWindow, banner: RestoreBanner) -> None:
+    def __init__(self, window: Restorable, banner: RestoreBanner) -> None:
         self._window, self.banner = window, banner
-        self.autosave = Autosave(window.store.data_dir(), lambda: snapshot(window), window)
+        self.autosave = Autosave(window.store.data_dir(), lambda: snapshot(window), banner)
         banner.sig_restore.connect(self.restore)
         banner.sig_discard.connect(self.discard)
 

@@ -40,7 +40,7 @@ from engine.suite.format import Suite
 from engine.suite.run import SuiteRun
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.host import Host
     from app.suite.suite_pane import SuitePane
 
 VERDICT_WORDS = {0: "PASSED", 1: "FAILED", 2: "NO RESULT"}
@@ -76,13 +76,14 @@ def check_writable(out: Path) -> bool:
 
 class BundleExport(QObject):
     sig_done = Signal(bool)  # a bundle's writing ended: True when it was written
+    sig_writing = Signal(bool)  # a bundle is being written (Export is held meanwhile)
     # From the writing thread to the GUI thread (queued): what was written, or why not.
     _sig_written = Signal(object, object, object, object)  # Tested, files, out, suite
     _sig_failed = Signal(str, object, bool)  # the reason, out, made
 
-    def __init__(self, window: MainWindow, pane: SuitePane) -> None:
-        super().__init__(window)
-        self.window, self.pane = window, pane
+    def __init__(self, host: Host, pane: SuitePane) -> None:
+        super().__init__(host.widget())
+        self.host, self.pane = host, pane
         self._pending: tuple[Suite, Path, bool] | None = None  # waiting for the pane's run
         self.writing = False  # a bundle is being written on the background thread
         self._sig_written.connect(self._written)
@@ -90,18 +91,20 @@ class BundleExport(QObject):
         self.done_box: QMessageBox | None = None  # the last "exported" message
         self.written: dict[str, str] = {}  # the last bundle's files, path -> sha256
         self._failure = ""  # why the last suite run failed (a model that no longer loads)
-        window.controller.sig_suite_error.connect(self._run_failed)
-        window.controller.sig_suite_ended.connect(self._run_ended)
+        host.controller.sig_suite_error.connect(self._run_failed)
+        host.controller.sig_suite_ended.connect(self._run_ended)
 
     def dialog(self) -> bool:
         suite = self._suite()
         if suite is None:
             return False
-        folder = QFileDialog.getExistingDirectory(self.window, "Export the bundle to a folder")
+        folder = QFileDialog.getExistingDirectory(
+            self.host.widget(), "Export the bundle to a folder"
+        )
         return bool(folder) and self.export(suite, Path(folder))
 
     def _suite(self) -> Suite | None:
-        self.window.panes.show_pane("suite")
+        self.host.show_pane("suite")
         suite = self.pane.editor.validate()  # says in the pane what is wrong
         if suite is None:
             self._problem("the suite has errors: see the Suite pane")
@@ -131,7 +134,7 @@ class BundleExport(QObject):
             self._forget(out, made)
             self._problem(f"the suite could not start: {self.pane.eta.text() or 'see the pane'}")
             return False
-        self.window.status.showMessage(
+        self.host.show_status(
             f"Running the suite {suite.name} before its export (Cancel in the Suite pane)…", 0
         )
         return True
@@ -204,7 +207,7 @@ class BundleExport(QObject):
         self._hold(False, "Bundle written")
         self.written = files
         word = VERDICT_WORDS.get(tested.exit_code, str(tested.exit_code))
-        self.window.status.showMessage(f"Exported the bundle of {suite.name} ({word}) to {out}", 0)
+        self.host.show_status(f"Exported the bundle of {suite.name} ({word}) to {out}", 0)
         self._say_done(out, word, suite.name)
         self.sig_done.emit(True)
 
@@ -219,16 +222,16 @@ class BundleExport(QObject):
         writing reads the model the worker keeps), the window otherwise usable."""
         self.writing = on
         self.pane.hold(on, text)
-        self.window.suites.actions["export-bundle"].setEnabled(not on)
+        self.sig_writing.emit(on)
 
     def _model_settings(self) -> ModelSettings:
-        return self.window.settings_panel.model_settings()
+        return self.host.views.settings_panel.model_settings()
 
     def _model(self) -> Model | None:
         """The model the suite just ran on, as the worker keeps it between two jobs: the
         bundle reads its file's hash, its vocabulary size and its chat template, and
         decodes nothing."""
-        return self.window.controller.loaded_model(self._model_settings())
+        return self.host.controller.loaded_model(self._model_settings())
 
     def _say_done(self, out: Path, word: str, name: str) -> None:
         text = f"The bundle of the suite {name} is in {out}: {len(self.written)} files."
@@ -238,7 +241,7 @@ class BundleExport(QObject):
         }.get(word, "The run gave no verdict: the bundle's README says why.")
         box = QMessageBox(
             QMessageBox.Icon.Information, f"Bundle exported ({word})", text,
-            QMessageBox.StandardButton.Close, self.window,
+            QMessageBox.StandardButton.Close, self.host.widget(),
         )  # fmt: skip
         box.setTextFormat(Qt.TextFormat.PlainText)  # the suite's name and folder
         box.setInformativeText(
@@ -252,7 +255,7 @@ class BundleExport(QObject):
         box.open()
 
     def _problem(self, message: str) -> None:
-        self.window.report_problem("Cannot export the bundle", message)
+        self.host.report_problem("Cannot export the bundle", message)
 
     @staticmethod
     def _forget(out: Path, made: bool) -> None:

@@ -2,8 +2,8 @@
 drill-down from a sample to the main views, File > Open Test Result (a saved
 `maskscope test --json` result in the pane's table) and the Suite menu (compare two results,
 or the last run with one; save the last run's result). Installed by one call,
-install_suites(window).
-It reaches the window only through its public attributes and methods.
+install_suites(host). It gets the window's Host API (app/host.py), never the window itself,
+and keeps the open suite's known instances in the session for the Engines pane.
 """
 
 from __future__ import annotations
@@ -15,23 +15,24 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu
+from PySide6.QtWidgets import QFileDialog
 
 from app.shell.files import ask_save_path
 from app.shell.panes import scrolled
 from app.suite.compare_view import ResultCompareView
 from app.suite.export_bundle import BundleExport
+from app.suite.instances_table import InstanceRow
 from app.suite.suite_pane import SuitePane
 from engine.errors import MaskscopeError
 from engine.runs.saved import SavedRun, write_atomically
 from engine.schema.parse import parse_schema
 from engine.suite.bundled import BUNDLED_SUITES, bundled_suite_path, load_bundled_suite
 from engine.suite.compare import compare_results, load_result
-from engine.suite.format import Case, Suite
+from engine.suite.format import Case, Instance, Suite
 from engine.suite.load import schema_text_of
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from app.host import Host
 
 RESULT_FILTER = "Test results (*.json);;All files (*)"
 # The generation settings a new suite takes from the window; the rest keep their defaults.
@@ -47,28 +48,35 @@ def suite_title(suite: Suite) -> str:
 
 
 class Suites(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, host: Host) -> None:
+        super().__init__(host.widget())
+        self.host = host
+        session = host.session
         self.pane = SuitePane(
-            window.controller,
-            window.settings_panel.model_settings,
-            lambda: window.model_info.name if window.model_info is not None else "",
-            window,
+            host.controller,
+            host.views.settings_panel.model_settings,
+            lambda: session.model_info.name if session.model_info is not None else "",
+            host.widget(),
         )
         # Scrolled: in a small window the pane shrinks below its tables' minimum, and the
         # schema editor above it keeps its room.
         left = Qt.DockWidgetArea.LeftDockWidgetArea
-        window.add_pane("suite", "Suite", scrolled(self.pane), left)
-        self.pane.parallel.setValue(window.store.suite_parallel())
-        self.pane.parallel.valueChanged.connect(window.store.set_suite_parallel)
+        host.add_pane("suite", "Suite", scrolled(self.pane), left)
+        self.pane.parallel.setValue(host.store.suite_parallel())
+        self.pane.parallel.valueChanged.connect(host.store.set_suite_parallel)
         self.pane.sig_open.connect(self.open_sample)
         self.pane.sig_running.connect(self._running)
+        editor = self.pane.editor
+        editor.sig_changed.connect(
+            lambda: session.set_suite_instances(suite_instances(editor.instances.rows))
+        )
         self.actions: dict[str, QAction] = {}
-        self.bundle_export = BundleExport(window, self.pane)
+        self.bundle_export = BundleExport(host, self.pane)
         self._add_examples()
         self._add_file_actions()
         self._add_suite_menu()
+        export = self.actions["export-bundle"]
+        self.bundle_export.sig_writing.connect(lambda on: export.setEnabled(not on))
         self.compare_view: ResultCompareView | None = None  # the last comparison shown
         self.new_button = self.pane.editor.add_file_button(
             "New from window",
@@ -77,7 +85,7 @@ class Suites(QObject):
         )
 
     def _add_examples(self) -> None:
-        menu = self._examples_menu()
+        menu = self.host.menu("Examples")
         menu.addSeparator()
         for name in BUNDLED_SUITES:
             try:
@@ -94,10 +102,7 @@ class Suites(QObject):
 
     def _add_file_actions(self) -> None:
         """Beside File > Open run: a test result opened for a look, and the bundle."""
-        menu = self.window.file_menu
-        entries = menu.actions()
-        at = next((i for i, a in enumerate(entries) if a.text() == "Open r&un…"), None)
-        before = entries[at + 1] if at is not None and at + 1 < len(entries) else None
+        after = "Open r&un…"
         for key, text, slot, tip in (
             ("open-result", "Open &Test Result…", self.open_result_dialog,
              "Show a saved `maskscope test --json` result in the Suite pane; open its samples"),
@@ -109,22 +114,13 @@ class Suites(QObject):
             action.setStatusTip(tip)
             action.setToolTip(tip)
             action.triggered.connect(lambda _c=False, f=slot: f())
-            if before is not None:
-                menu.insertAction(before, action)
-            else:
-                menu.addAction(action)
+            self.host.add_action("File", action, after=after)
+            after = action.text()
             self.actions[key] = action
 
     def _add_suite_menu(self) -> None:
         """Suite, before Help: what works on test results rather than on the schema."""
-        bar = self.window.menuBar()
-        help_action = next((a for a in bar.actions() if a.text() == "&Help"), None)
-        menu = QMenu("&Suite", self.window)
-        menu.setToolTipsVisible(True)
-        if help_action is not None:
-            bar.insertMenu(help_action, menu)
-        else:
-            bar.addMenu(menu)
+        menu = self.host.menu("&Suite")
         self.suite_menu = menu
         for key, text, slot, tip in (
             ("compare", "&Compare Test Results…", self.compare_dialog,
@@ -148,13 +144,6 @@ class Suites(QObject):
         self.actions["compare-last"].setEnabled(has_run)
         self.actions["save-result"].setEnabled(has_run)
 
-    def _examples_menu(self) -> QMenu:
-        for action in self.window.menuBar().actions():
-            menu = action.menu()
-            if isinstance(menu, QMenu) and action.text().replace("&", "") == "Examples":
-                return menu
-        return self.window.menuBar().addMenu("E&xamples")
-
     # --- what the menu and the pane do -----------------------------------------------------
     def open_bundled(self, name: str) -> bool:
         """Open a bundled suite in the Suite pane; Save then asks for a file of one's own."""
@@ -163,40 +152,42 @@ class Suites(QObject):
         try:
             suite = load_bundled_suite(name)
         except MaskscopeError as e:
-            self.window.report_problem("Cannot open the suite", e.message)
+            self.host.report_problem("Cannot open the suite", e.message)
             return False
         self.pane.editor.set_suite(suite, str(bundled_suite_path(name)), read_only=True)
-        self.window.panes.show_pane("suite")
-        self.window.status.showMessage(f"Opened the example suite {suite.name}", 5000)
+        self.host.show_pane("suite")
+        self.host.show_status(f"Opened the example suite {suite.name}", 5000)
         return True
 
     def new_from_window(self) -> bool:
         """A suite of the playground's schema, prompt and generation settings: the start of
         a test for what was just tried out. Put {{name}} in its prompt to add variables."""
-        w, editor = self.window, self.pane.editor
+        h, views, editor = self.host, self.host.views, self.pane.editor
         if not editor.may_discard("making a new suite"):
             return False
         try:
-            schema_text = schema_text_of(parse_schema(w.schema_editor.text()))
+            schema_text = schema_text_of(parse_schema(views.schema_editor.text()))
         except MaskscopeError as e:
-            w.report_problem("Cannot make a suite of this schema", e.message)
+            h.report_problem("Cannot make a suite of this schema", e.message)
             return False
-        settings = w.settings_panel.generation_settings()
+        settings = views.settings_panel.generation_settings()
         suite = Suite(
             name="suite",
             schema_text=schema_text,
-            prompt=w.prompt_pane.text(),
+            prompt=views.prompt_pane.text(),
             cases=(Case("case-1", {}),),
             compiler=settings.compiler,
             backend=settings.backend,
             generation={k: getattr(settings, k) for k in _GENERATION},
         )
         editor.set_suite(suite, None)
-        w.panes.show_pane("suite")
+        h.show_pane("suite")
         return True
 
     def open_result_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open test result", "", RESULT_FILTER)
+        path, _ = QFileDialog.getOpenFileName(
+            self.host.widget(), "Open test result", "", RESULT_FILTER
+        )
         if path:
             self.open_result(path)
 
@@ -204,17 +195,17 @@ class Suites(QObject):
         """A saved test result in the Suite pane's table; a file that is none says why."""
         problem = self.pane.open_result(path)
         if problem:
-            self.window.report_problem("Cannot open the test result", problem)
+            self.host.report_problem("Cannot open the test result", problem)
             return False
-        self.window.panes.show_pane("suite")
+        self.host.show_pane("suite")
         self.pane.favour_results()
-        self.window.status.showMessage(
+        self.host.show_status(
             f"Opened the test result {path}: double-click a sample to see its run", 0
         )
         return True
 
     def _pick_result(self, title: str) -> str:
-        path, _ = QFileDialog.getOpenFileName(self.window, title, "", RESULT_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.host.widget(), title, "", RESULT_FILTER)
         return path
 
     def compare_dialog(self) -> bool:
@@ -235,7 +226,7 @@ class Suites(QObject):
         try:
             return load_result(path)
         except MaskscopeError as e:
-            self.window.report_problem("Cannot compare the test results", e.message)
+            self.host.report_problem("Cannot compare the test results", e.message)
             return None
 
     def compare_last_run_dialog(self) -> bool:
@@ -246,7 +237,7 @@ class Suites(QObject):
         """The saved result as the first (before), the pane's last run as the second."""
         current = self.pane.result_json()
         if current is None:
-            self.window.report_problem("Nothing to compare", "run the suite first")
+            self.host.report_problem("Nothing to compare", "run the suite first")
             return False
         saved = self._result_to_compare(path)
         if saved is None:
@@ -258,34 +249,34 @@ class Suites(QObject):
         try:
             comparison = compare_results(a, b, names)
         except (KeyError, TypeError, ValueError, AttributeError):
-            self.window.report_problem(
+            self.host.report_problem(
                 "Cannot compare the test results", "a result file is damaged: its cases or "
                 "samples are not a test result's"
             )  # fmt: skip
             return False
         if self.compare_view is not None:
             self.compare_view.close()
-        self.compare_view = ResultCompareView(comparison, self.window)
+        self.compare_view = ResultCompareView(comparison, self.host.widget())
         self.compare_view.show()
         word = "regressions" if comparison.regressed else "no regressions"
-        self.window.status.showMessage(f"Compared {names[0]} → {names[1]}: {word}", 0)
+        self.host.show_status(f"Compared {names[0]} → {names[1]}: {word}", 0)
         return True
 
     def save_result_dialog(self) -> bool:
-        path = ask_save_path(self.window, "Save test result", "result.json", RESULT_FILTER)
+        path = ask_save_path(self.host.widget(), "Save test result", "result.json", RESULT_FILTER)
         return bool(path) and self.save_result(path)
 
     def save_result(self, path: str) -> bool:
         result = self.pane.result_json()
         if result is None:
-            self.window.report_problem("Nothing to save", "run the suite first")
+            self.host.report_problem("Nothing to save", "run the suite first")
             return False
         try:
             write_atomically(Path(path), json.dumps(result, ensure_ascii=False, indent=1) + "\n")
         except OSError as e:
-            self.window.report_problem("Cannot save the test result", f"{path}: {e.strerror or e}")
+            self.host.report_problem("Cannot save the test result", f"{path}: {e.strerror or e}")
             return False
-        self.window.status.showMessage(f"Saved the test result to {path}", 5000)
+        self.host.show_status(f"Saved the test result to {path}", 5000)
         return True
 
     def open_sample(self, run: SavedRun, name: str = "") -> None:
@@ -294,19 +285,26 @@ class Suites(QObject):
         title = self.pane.editor.title_name
         suite = f"the result file {source}" if source else f"the suite {title}"
         shown = f"{name} of {suite}" if name else f"a sample of {suite}"
-        self.window.show_run(run, shown)
-        self.window.panes.show_pane("chart")
-        self.window.status.showMessage(f"Showing {shown} in the chart and output", 0)
+        self.host.show_run(run, shown)
+        self.host.show_pane("chart")
+        self.host.show_status(f"Showing {shown} in the chart and output", 0)
 
     def _running(self, on: bool) -> None:
         # The window's own Run would be refused while the model serves the suite, and an
         # automatic rerun after a schema edit would stop the suite: both wait for its end.
-        w = self.window
-        w.run_action.setEnabled(not on)
-        w.auto_rerun.set_enabled(not on and w.auto_rerun_action.isChecked())
+        self.host.hold_runs(on)
         if not on:  # the worker's last word was "Running the suite…"
-            w.status.showMessage(f"Suite {self.pane.editor.title_name}: {self.pane.eta.text()}", 0)
+            self.host.show_status(f"Suite {self.pane.editor.title_name}: {self.pane.eta.text()}")
 
 
-def install_suites(window: MainWindow) -> Suites:
-    return Suites(window)
+def suite_instances(rows: list[InstanceRow]) -> tuple[Instance, ...]:
+    """The Instances tab's rows as the suite file will hold them: JSON data, or raw text."""
+    out = []
+    for row in rows:
+        found = row.to_json()
+        out.append(Instance(found["valid"], found.get("data"), found.get("text"), row.description))
+    return tuple(out)
+
+
+def install_suites(host: Host) -> Suites:
+    return Suites(host)

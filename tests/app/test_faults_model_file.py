@@ -76,7 +76,7 @@ def _works_again(qtbot, window: MainWindow, run_to_end, gguf: Path) -> None:
         run_to_end(window)
     assert window.last_error is None and window.last_result is not None
     assert window.last_result.n_tokens > 0
-    assert window._provenance is not None  # the new file is the one the run used
+    assert window.session.provenance is not None  # the new file is the one the run used
 
 
 @pytest.mark.slow
@@ -85,7 +85,7 @@ def test_truncated_during_a_run(qtbot, copy_window: MainWindow, gguf: Path, run_
     run_to_end(copy_window)
     result = copy_window.last_result
     assert result is not None and result.n_tokens > 1, copy_window.last_error
-    assert copy_window._provenance is None  # its digest would name a file that is gone
+    assert copy_window.session.provenance is None  # its digest would name a file that is gone
 
     _next_run_refuses(qtbot, copy_window, run_to_end, "cannot load model", gguf)
     _works_again(qtbot, copy_window, run_to_end, gguf)
@@ -98,7 +98,7 @@ def test_deleted_during_a_run_then_a_foreign_file_in_its_place(
     _break_on_first_step(copy_window, gguf.unlink)
     run_to_end(copy_window)
     assert copy_window.last_result is not None and copy_window.last_result.n_tokens > 1
-    assert copy_window._provenance is None
+    assert copy_window.session.provenance is None
 
     _next_run_refuses(qtbot, copy_window, run_to_end, "not found", gguf)
     gguf.write_bytes(b"<!DOCTYPE html><html>not found</html>")  # a download gone wrong

@@ -32,7 +32,7 @@ class _Watch:
         self.ended += 1
         result = self.window.last_result
         if result is not None:
-            kept = len(self.window._run_records)
+            kept = len(self.window.session.records)
             self.results.append((kept, result.n_tokens, result.finish_reason))
 
 

@@ -28,7 +28,7 @@ def _issues(window: MainWindow) -> list[str]:
 
 def _steps_kept(window: MainWindow) -> None:
     result = window.last_result
-    assert result is not None and len(window._run_records) == result.n_tokens
+    assert result is not None and len(window.session.records) == result.n_tokens
     assert window.output_view.raw.toPlainText() == result.text
     assert window.save_run_action.isEnabled()  # a failed run can still be saved and shown
     assert window.run_action.isEnabled()
@@ -127,7 +127,7 @@ def test_the_worker_raises_mid_run(
     assert message.startswith("RuntimeError: a bug at step 2. A bug in Maskscope")
     assert "RuntimeError" in Path(message.rsplit("the traceback is in ", 1)[1]).read_text()
     assert window.banner.isVisible() and "a bug at step 2" in window.banner.label.text()
-    assert len(window._run_records) == 2  # what it showed before the bug stays shown
+    assert len(window.session.records) == 2  # what it showed before the bug stays shown
     assert window.run_action.isEnabled() and not window.stop_action.isEnabled()
     assert window.prompt_pane.text() == prompt
 

@@ -219,7 +219,7 @@ BOUNDED = (
 def test_output_bound_beside_max_tokens(qtbot, editor: SchemaEditor) -> None:
     panel = SettingsPanel()
     qtbot.addWidget(panel)
-    # Wired as the window wires them (app/run/routing.py).
+    # Wired as the window wires them (app/shell/routing.py).
     editor.sig_report.connect(lambda report: panel.set_output_bound(report.output_bound))
     panel.max_tokens.valueChanged.connect(editor.set_max_tokens)
     editor.set_model(str(default_model_path()))  # its tokenizer counts the bound

@@ -119,9 +119,9 @@ def test_window_shows_where_two_compilers_masks_differ(
     assert panel.generation_settings().cross_check_compiler == "llguidance"  # the premise
     run_to_end(window)
     assert window.last_error is None, window.last_error
-    steps = [i for i, r in enumerate(window._run_records) if r.disagreement is not None]
+    steps = [i for i, r in enumerate(window.session.records) if r.disagreement is not None]
     assert steps, "llama.cpp's converter and llguidance's compiler allow different spaces"
-    d = window._run_records[steps[0]].disagreement
+    d = window.session.records[steps[0]].disagreement
     assert (d.between, d.primary, d.secondary) == ("compilers", "llamacpp", "llguidance")
     window.step_chart.show_step(steps[0])
     shown = window.step_chart.step_label.text()

@@ -20,7 +20,12 @@ from engine.errors import GrammarError, SchemaInvalidError, SchemaSyntaxError
 from engine.records import RunResult
 
 if TYPE_CHECKING:
-    from app.main_window import MainWindow
+    from PySide6.QtWidgets import QStatusBar
+
+    from app.banner import ErrorBanner
+    from app.session import Session
+    from app.shell.panes import PaneHost
+    from app.views import Views
     from engine.workbench.problems import Report
 
 # Errors whose home is the Problems list, by the kind of Problem they are there.
@@ -33,42 +38,51 @@ SCHEMA_KINDS = frozenset(ERROR_KIND.values())
 
 
 class Routing(QObject):
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.w = window
-        schema, panel, output = window.schema_editor, window.settings_panel, window.output_view
+    def __init__(
+        self,
+        views: Views,
+        session: Session,
+        status: QStatusBar,
+        banner: ErrorBanner,
+        panes: PaneHost,
+    ) -> None:
+        super().__init__(session)
+        self.views, self.session = views, session
+        self.status, self.banner, self.panes = status, banner, panes
+        schema, panel, output = views.schema_editor, views.settings_panel, views.output_view
+        prompt = views.prompt_pane
         problems = schema.problems_list
-        self.freshness = Freshness(self.inputs_now, (output, window.step_chart), self)
+        self.freshness = Freshness(self.inputs_now, (output, views.step_chart), self)
         # The live check judges what Run will run: the selected compiler and backend.
         panel.backend.currentTextChanged.connect(schema.set_backend)
         panel.max_tokens.valueChanged.connect(schema.set_max_tokens)
-        schema.set_prompt_source(window.prompt_pane.text)
-        window.prompt_pane.editor.textChanged.connect(schema.prompt_changed)
-        problems.set_editors(schema.editor, window.prompt_pane.editor)
+        schema.set_prompt_source(prompt.text)
+        prompt.editor.textChanged.connect(schema.prompt_changed)
+        problems.set_editors(schema.editor, prompt.editor)
         schema.sig_report.connect(self._on_report)
         output.sig_show_problems.connect(self.show_problems)
         output.sig_violation_selected.connect(self._select_warning)
         problems.sig_selected.connect(output.select_violations_of)
         for changed in (
             schema.editor.textChanged,
-            window.prompt_pane.editor.textChanged,
+            prompt.editor.textChanged,
             panel.sig_generation_changed,
         ):
             changed.connect(self.freshness.changed)
 
     def inputs_now(self) -> dict[str, object]:
-        w = self.w
+        v = self.views
         return {
-            "schema": w.schema_editor.text(),
-            "prompt": w.prompt_pane.text(),
-            "settings": w.settings_panel.generation_settings(),
+            "schema": v.schema_editor.text(),
+            "prompt": v.prompt_pane.text(),
+            "settings": v.settings_panel.generation_settings(),
         }
 
     # --- before a run -------------------------------------------------------------------------
     def refuse_run(self) -> bool:
         """True (and the pointer shown) when the live check already knows the schema cannot
         run; the run is then not started."""
-        schema = self.w.schema_editor
+        schema = self.views.schema_editor
         if not (schema.is_current() and schema.has_errors()):
             return False
         first = next(p for p in schema.problems() if p.severity == "error")
@@ -76,16 +90,16 @@ class Routing(QObject):
         return True
 
     def not_run(self, kind: str, message: str) -> None:
-        self.w.last_error = (kind, message)
-        self.w.output_view.show_not_run()
-        self.w.status.clearMessage()  # "Compiling schema…" is over
+        self.session.error = (kind, message)
+        self.views.output_view.show_not_run()
+        self.status.clearMessage()  # "Compiling schema…" is over
         self.show_problems()
 
     def run_error(self, kind: str, message: str) -> bool:
         """Route a run's error; True when it belongs to the Problems list (then handled)."""
         if kind not in SCHEMA_KINDS:
             return False
-        schema = self.w.schema_editor
+        schema = self.views.schema_editor
         if kind == GrammarError.kind and not any(p.message == message for p in schema.problems()):
             # The run started before the live check ended: the list learns it from the run.
             schema.show_error(message)
@@ -105,7 +119,7 @@ class Routing(QObject):
             schema = json.loads(schema_text)
         except json.JSONDecodeError:
             return []
-        editor = self.w.schema_editor
+        editor = self.views.schema_editor
         shown = editor.report_input
         problems = editor.problems() if shown is not None and shown.text == schema_text else []
         return find_violations(schema, result.text, result.parsed, problems)
@@ -115,21 +129,20 @@ class Routing(QObject):
 
     # --- messages that go away with their cause ---------------------------------------------
     def _on_report(self, report: Report) -> None:
-        self.w.settings_panel.set_output_bound(report.output_bound)
-        if not self.w.schema_editor.has_errors():
-            self.w.output_view.clear_not_run()
+        self.views.settings_panel.set_output_bound(report.output_bound)
+        if not self.views.schema_editor.has_errors():
+            self.views.output_view.clear_not_run()
 
     def model_loaded(self, path: str) -> None:
-        self.w.banner.clear("model")
-        self.w.schema_editor.set_model(path)
+        self.banner.clear("model")
+        self.views.schema_editor.set_model(path)
 
     def show_problems(self) -> None:
-        panes = getattr(self.w, "panes", None)
-        if panes is not None and "problems" in panes.panes:
-            panes.show_pane("problems")
-        self.w.schema_editor.show_problems()
+        if "problems" in self.panes.panes:
+            self.panes.show_pane("problems")
+        self.views.schema_editor.show_problems()
 
     def _select_warning(self, violation: Violation) -> None:
         if violation.warning is not None:
             self.show_problems()
-            self.w.schema_editor.problems_list.select(violation.warning)
+            self.views.schema_editor.problems_list.select(violation.warning)
