@@ -11,7 +11,7 @@ import llama_cpp
 import numpy as np
 
 from engine.errors import GrammarError
-from engine.grammar.judge.parser_check import ROOT
+from engine.grammar.judge.llama_parser import ROOT
 from engine.grammar.judge.verdicts import judge_gbnf
 from engine.masking.utf8 import Utf8Guard, table_for
 from engine.model import native_log

@@ -20,11 +20,11 @@ from engine.schema.siblings import Bundled, ExternalRefError, bundle_schema
 from engine.workbench.bound import output_bound
 from engine.workbench.enforcement import overconstrained_problems, unenforced_problems
 from engine.workbench.entries import Fix, Problem, TextEdit
-from engine.workbench.grammar_check import compile_for
 from engine.workbench.lints import lint
 from engine.workbench.locate import Spans, locate, path_parts
 from engine.workbench.meta import meta_problems
 from engine.workbench.siblings import ref_problem, relocated
+from engine.workbench.will_run import compile_for
 
 __all__ = ["Fix", "Problem", "Report", "TextEdit", "collect"]
 

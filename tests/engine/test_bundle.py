@@ -20,7 +20,7 @@ import pytest
 from engine.cli.main import main
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.model.paths import default_model_path
 from engine.records import FinishReason, RunResult
 from engine.runs.provenance import model_digest

@@ -9,7 +9,7 @@ import pytest
 
 from engine.errors import GrammarError
 from engine.grammar.compile import compile_schema
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.runs.headless import run_to_end
 from engine.schema.validate import validation_issues
 from engine.settings import GenerationSettings

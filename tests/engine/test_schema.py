@@ -7,7 +7,7 @@ import pytest
 from engine.errors import GrammarError, SchemaInvalidError, SchemaSyntaxError
 from engine.grammar.compile import compile_schema
 from engine.grammar.compilers.llamacpp.converter import schema_to_gbnf
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.schema.parse import parse_schema
 
 

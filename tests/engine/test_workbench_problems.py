@@ -219,7 +219,7 @@ def test_a_keyword_is_found_under_either_spelling_of_its_path() -> None:
 
 def test_a_grammar_the_llguidance_backend_refuses_is_an_error() -> None:
     from engine.grammar.compile import CompiledSchema
-    from engine.workbench.grammar_check import _backend_refusal
+    from engine.workbench.will_run import _backend_refusal
 
     broken = CompiledSchema(schema=True, gbnf="root ::= nowhere", text="")
     [failure] = _backend_refusal(broken, "llguidance")

@@ -21,7 +21,7 @@ import llama_cpp
 import numpy as np
 
 from engine.errors import GrammarError, MaskscopeError
-from engine.grammar.judge.parser_check import ROOT, check_gbnf
+from engine.grammar.judge.llama_parser import ROOT, check_gbnf
 from engine.model import native_log
 from engine.model.paths import default_model_path
 

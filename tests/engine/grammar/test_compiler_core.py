@@ -9,7 +9,7 @@ from engine.errors import GrammarError
 from engine.grammar.compilers.maskscope.arrange import arrange
 from engine.grammar.compilers.maskscope.compiler import compile_to_gbnf
 from engine.grammar.compilers.maskscope.values import json_text
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 
 
 def accepts(model, schema, value) -> bool:

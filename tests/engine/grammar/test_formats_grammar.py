@@ -20,7 +20,7 @@ from engine.grammar.compile import CompiledSchema
 from engine.grammar.compilers.maskscope.formats import FORMATS
 from engine.grammar.compilers.maskscope.rules import Rules
 from engine.grammar.compilers.maskscope.strings import string_rule
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.masking import make_backend
 
 CHECKER = Draft202012Validator.FORMAT_CHECKER

@@ -11,7 +11,7 @@ from engine.check.feed import feed_text, grammar_accepts
 from engine.grammar.compile import CompiledSchema, compile_schema
 from engine.grammar.compilers.maskscope.numbers import integer_rule, number_rule
 from engine.grammar.compilers.maskscope.rules import NUMBER_DIGITS, Rules
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.masking import make_backend
 
 CAP = NUMBER_DIGITS

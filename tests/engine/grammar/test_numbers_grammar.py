@@ -13,7 +13,7 @@ from engine.grammar.compile import CompiledSchema
 from engine.grammar.compilers.maskscope.normalize import Unsatisfiable
 from engine.grammar.compilers.maskscope.numbers import integer_rule, number_rule
 from engine.grammar.compilers.maskscope.rules import Rules
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.grammar.report import Unenforced
 from engine.masking import make_backend
 from engine.masking.llguidance import gbnf_to_lark

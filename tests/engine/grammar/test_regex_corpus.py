@@ -12,7 +12,7 @@ import pytest
 
 from engine.grammar.compilers.maskscope.rules import Rules
 from engine.grammar.compilers.maskscope.strings import regex_problem, regex_rule
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 
 DEV = Path(__file__).parents[3] / "../shared/data/maskbench-dev"
 

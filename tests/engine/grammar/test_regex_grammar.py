@@ -19,7 +19,7 @@ from engine.check.feed import feed_text
 from engine.grammar.compile import CompiledSchema
 from engine.grammar.compilers.maskscope.rules import Rules
 from engine.grammar.compilers.maskscope.strings import regex_rule
-from engine.grammar.judge.parser_check import check_gbnf
+from engine.grammar.judge.llama_parser import check_gbnf
 from engine.grammar.report import Unenforced
 from engine.masking import make_backend
 
