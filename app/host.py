@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar, QWidget
 
-    from app.run.worker import RunController
+    from app.decoding.worker import RunController
     from app.session import Session
     from app.settings.store import SettingsStore
     from app.shell.panes import PaneHost

@@ -2,7 +2,7 @@
 
 Layout: dock panes (app/shell/panes.py), by default schema editor over prompt | step
 charts | settings over output.
-Nothing here touches the model; runs go through :class:`app.run.worker.RunController`.
+Nothing here touches the model; runs go through :class:`app.decoding.worker.RunController`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from PySide6.QtWidgets import (
 from app.banner import ErrorBanner
 from app.chart.step_chart import StepChart
 from app.compare.previous import CompareView
+from app.decoding.auto_rerun import AutoRerun, make_toggle
+from app.decoding.output_view import OutputView, verdict
+from app.decoding.worker import ModelCache, RunController, RunRequest
 from app.demo.plugin import Demonstration
 from app.engines.plugin import install_engines
-from app.run.auto_rerun import AutoRerun, make_toggle
-from app.run.output_view import OutputView, verdict
-from app.run.worker import ModelCache, RunController, RunRequest
 from app.session import Session
 from app.settings.panel import SettingsPanel
 from app.settings.store import SettingsStore

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from app.chart.step_chart import StepChart
-    from app.run.output_view import OutputView
+    from app.decoding.output_view import OutputView
     from app.settings.panel import SettingsPanel
     from app.workbench.prompt_pane import PromptPane
     from app.workbench.schema_editor import SchemaEditor

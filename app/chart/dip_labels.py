@@ -6,6 +6,11 @@ when the model's own top choice was masked, what it wanted instead: “{” inst
 points where no font draws it (app/glyphs.py).
 The few deepest steps are kept as records arrive (engine/explain/marks.py picks them from
 the kept ones plus the new ones), so an update costs the new records, not the whole run.
+
+A label stands above its ▼ mark, clear of it, and inside the plot: near either end of the
+run it slides along so that its text is never cut by the plot's edge (presentation mode
+cut '“{” instead of “title”' at step 1 to '{” instead of “title”', issue 27). It is placed
+again whenever the plot's size or x range changes, since both move the edges.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
 from app.glyphs import shown
@@ -25,6 +31,8 @@ from engine.records import StepRecord
 N_DIPS = 3
 CLOSE_STEPS_FRACTION = 0.15  # labels nearer than this share of the run stack, not overlap
 LABEL_ALPHA = 220
+MARK_SIZE_PX = 10  # the ▼ on each labelled dip
+MARK_GAP_PX = 3  # between the mark's top and its label
 
 
 def dip_text(dip: Dip) -> str:
@@ -63,11 +71,15 @@ class DipLabels:
         self._kept: list[StepRecord] = []  # the deepest records seen so far
         self._n_steps = 0
         self.items = [pg.TextItem(anchor=(0.5, 1.0)) for _ in range(N_DIPS)]
-        self.marks = pg.ScatterPlotItem(symbol="t", size=10)  # ▼ on each labelled dip
+        self.marks = pg.ScatterPlotItem(symbol="t", size=MARK_SIZE_PX)  # ▼ on each dip
         for item in (*self.items, self.marks):
             item.setZValue(5)
             plot.addItem(item)
             item.hide()
+        self._placed: list[tuple[pg.TextItem, float, float, int]] = []  # item, x, side, row
+        vb = plot.getPlotItem().vb
+        vb.sigResized.connect(self._place)
+        vb.sigXRangeChanged.connect(self._place)
 
     def reset(self) -> None:
         self._kept = []
@@ -96,17 +108,36 @@ class DipLabels:
         ordered = sorted(shown, key=lambda d: d.step)
         rows = label_rows([d.step for d in ordered], self._n_steps)
         y = self._y([d.valid_mass for d in ordered]) if ordered else np.array([])
+        self._placed = []
         for item, dip, row, at in zip(self.items, ordered, rows, y, strict=False):
             x = float(dip.step + 1)
             side = (dip.step + 0.5) / max(1, self._n_steps)  # right-aligned near the end
             item.setText(dip_text(dip))
-            item.setAnchor((min(0.9, max(0.1, side)), 1.0 + 1.3 * row))
             item.setPos(x, float(at))
             item.show()
+            self._placed.append((item, x, side, row))
         for item in self.items[len(ordered) :]:
             item.hide()
         self.marks.setData(x=[d.step + 1.0 for d in ordered], y=y)
         self.marks.setVisible(bool(ordered))
+        self._place()
+
+    def _place(self) -> None:
+        """Anchor each label above its mark and within the plot's width."""
+        vb = self._plot.getPlotItem().vb
+        view = vb.sceneBoundingRect()
+        for item, x, side, row in self._placed:
+            size = item.textItem.boundingRect()  # in pixels: the text is never scaled
+            width, height = max(1.0, size.width()), max(1.0, size.height())
+            px = vb.mapViewToScene(QPointF(x, 0.0)).x()
+            # The share of the label left of its point: `side` where it fits; less near
+            # the left edge, more near the right one.
+            least = 1.0 - (view.right() - px) / width
+            most = (px - view.left()) / width
+            share = min(0.9, max(0.1, side))
+            share = min(max(share, least), most) if least <= most else 0.5
+            lift = (MARK_SIZE_PX / 2 + MARK_GAP_PX) / height
+            item.setAnchor((share, 1.0 + lift + 1.3 * row))
 
     def apply_theme(self, colors: ChartColors) -> None:
         fill = QColor(colors.background)

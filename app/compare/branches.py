@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 
 from app.compare.mass_curves import CurveStyle, MassCurves
 from app.compare.previous import choice_words, visible_whitespace, with_alpha
+from app.decoding.output_view import verdict
 from app.plain_text import literal_html
-from app.run.output_view import verdict
 from app.text_edit import use_monospace
 from app.theme import ChartColors, chart_colors
 from engine.records import Candidate, StepRecord

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.compare.mass_curves import CurveStyle, MassCurves
 from app.compare.previous import with_alpha
-from app.run.output_view import verdict
+from app.decoding.output_view import verdict
 from app.text_edit import use_monospace
 from app.theme import ChartColors, chart_colors
 from engine.records import Candidate, FinishReason, RunResult, StepRecord

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.run.worker import RunController
+from app.decoding.worker import RunController
 from engine.decode.pacing import Pacer
 
 # Seconds per token offered for live demonstrations.

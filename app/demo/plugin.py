@@ -19,11 +19,11 @@ from app.chart.export import FILE_FILTER as CHART_FILTER
 from app.chart.export import export_chart
 from app.compare.branches import BranchesView
 from app.compare.unconstrained import SideBySideView
+from app.decoding.freshness import Freshness
 from app.demo.branching import Branching
 from app.demo.explanation_panel import ExplanationPanel
 from app.demo.pacing import Pacing
 from app.demo.presentation import Presentation
-from app.run.freshness import Freshness
 from app.shell.exports import ask_and_export_report
 from app.shell.files import ask_save_path
 from engine.errors import MaskscopeError

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from app.run.freshness import Freshness
-from app.run.violations import Violation, find_violations
+from app.decoding.freshness import Freshness
+from app.decoding.violations import Violation, find_violations
 from engine.errors import GrammarError, SchemaInvalidError, SchemaSyntaxError
 from engine.records import RunResult
 

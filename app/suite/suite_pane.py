@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.run.worker import RunController, SuiteRequest
+from app.decoding.worker import RunController, SuiteRequest
 from app.suite.editor import SuiteEditor
 from app.suite.results_view import ResultRow, ResultsView
 from engine.errors import MaskscopeError, SuiteError

@@ -16,9 +16,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PySide6.QtCore import QSettings
 
+from app.decoding.worker import ModelCache
 from app.main import gui_thread_garbage_collector
 from app.main_window import MainWindow
-from app.run.worker import ModelCache
 from app.settings.store import SettingsStore
 from app.shell.files import Unsaved
 from app.suite.editor import SuiteEditor

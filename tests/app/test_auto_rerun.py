@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from app.run.auto_rerun import AutoRerun
+from app.decoding.auto_rerun import AutoRerun
 from engine.records import FinishReason
 from engine.runs.compare import SpanKind
 

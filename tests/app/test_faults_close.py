@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from app.decoding.worker import ModelCache
 from app.main_window import MainWindow
-from app.run.worker import ModelCache
 from app.shell.autosave import read_state
 from engine.suite.bundled import load_bundled_suite
 from engine.suite.cache import RunCache

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
+from app.decoding.worker import ModelCache
 from app.main_window import MainWindow
-from app.run.worker import ModelCache
 from engine.model.paths import default_model_path
 from engine.suite.cache import RunCache
 from tests.small_suite import currency_cut

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from app.decoding.worker import ModelCache
 from app.main_window import MainWindow
-from app.run.worker import ModelCache
 from engine.model.paths import default_model_path
 
 RUN_TIMEOUT_MS = 120_000

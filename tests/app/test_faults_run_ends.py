@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-import app.run.worker
+import app.decoding.worker
+from app.decoding.worker import ModelCache
 from app.main_window import MainWindow
-from app.run.worker import ModelCache
 from engine.grammar.compile import CompiledSchema
 from engine.records import FinishReason
 from engine.settings import GenerationSettings, ModelSettings
@@ -85,7 +85,7 @@ def test_a_grammar_with_no_token_at_the_first_step(
     grammar that asks first for a NUL byte, which no Gemma token is; the model, backend and
     window are real."""
     nul_first = CompiledSchema({}, 'root ::= "\\x00"', "{}", compiler="llamacpp")
-    monkeypatch.setattr(app.run.worker, "compile_schema", lambda text, compiler: nul_first)
+    monkeypatch.setattr(app.decoding.worker, "compile_schema", lambda text, compiler: nul_first)
     use_example(window, "currency", max_tokens=6, backend="llamacpp")
     run_to_end(window)
     result = window.last_result
@@ -108,7 +108,7 @@ def test_the_worker_raises_mid_run(
     MaskscopeError, so the fault is put in): the real generator runs two steps, then its
     wrapper raises, as a bug in the decoding loop would."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))  # the traceback's log file
-    real = app.run.worker.generate
+    real = app.decoding.worker.generate
 
     def breaks_after_two(*args: Any) -> Iterator[Any]:
         steps = real(*args)
@@ -117,7 +117,7 @@ def test_the_worker_raises_mid_run(
         steps.close()
         raise RuntimeError("a bug at step 2")
 
-    monkeypatch.setattr(app.run.worker, "generate", breaks_after_two)
+    monkeypatch.setattr(app.decoding.worker, "generate", breaks_after_two)
     use_example(window, "person", max_tokens=20)
     prompt = window.prompt_pane.text()
     run_to_end(window)

@@ -16,8 +16,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
+from app.decoding.worker import ModelCache
 from app.main_window import MainWindow
-from app.run.worker import ModelCache
 from engine.model import default_package, paths
 
 RUN_TIMEOUT_MS = 120_000

@@ -19,10 +19,10 @@ from step_chart_records import candidates, make_record, shown_chart
 
 from app.chart.candidate_bars import candidate_tooltip
 from app.chart.labels import LabelMaker
+from app.decoding.output_view import OutputView
+from app.decoding.token_spans import step_tooltip
 from app.demo.explanation_panel import ExplanationPanel
 from app.glyphs import quoted, shown
-from app.run.output_view import OutputView
-from app.run.token_spans import step_tooltip
 from engine.records import Candidate
 
 VIRAMA_BHA = "\u094d\u092d"  # a Gemma token: Devanagari's virama, then the letter bha

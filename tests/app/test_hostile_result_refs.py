@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from PySide6.QtGui import QTextDocument
 
-from app.run.violations import find_violations
+from app.decoding.violations import find_violations
 from app.suite.results_view import ResultsView
 
 HOSTILE = ["<img src=x>", "<a href='https://example.com/'>click</a>", "&lt;b&gt;"]

@@ -7,16 +7,16 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 
-from app.run import timeline_text
-from app.run.output_view import OutputView
-from app.run.token_spans import (
+from app.decoding import timeline_text
+from app.decoding.output_view import OutputView
+from app.decoding.token_spans import (
     DARK_RAMP,
     LIGHT_RAMP,
     shade_level,
     step_tooltip,
     token_spans,
 )
-from app.run.violations import Violation
+from app.decoding.violations import Violation
 from app.theme import chart_colors
 from engine.records import Candidate, FinishReason, RunResult, StepRecord
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from step_records import token_record
 
 from app.chart.step_chart import StepChart
-from app.run.output_view import OutputView
+from app.decoding.output_view import OutputView
 from app.session import Session
 from engine.records import FinishReason, RunResult
 from engine.runs.saved import SavedRun

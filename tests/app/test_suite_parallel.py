@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from app.decoding import worker
 from app.main_window import MainWindow
-from app.run import worker
 from app.settings.store import SettingsStore
 from app.suite.suite_pane import MAX_PARALLEL
 from engine.suite.run import SuiteRun, run_suite

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint
 
-from app.run.output_view import OutputView
+from app.decoding.output_view import OutputView
 from app.theme import chart_colors
 from tests.app.test_output_timeline import run_records, streamed
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import app.run.worker
+import app.decoding.worker
 from app.main_window import MainWindow
 from engine.records import FinishReason
 from engine.settings import ModelSettings
@@ -24,7 +24,7 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
     bug, and fixed), so this one stand-in is needed: the worker's compile_schema raises
     a RuntimeError on its first call and is the real one afterwards."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))  # the traceback's log file
-    real: Callable[[str], Any] = app.run.worker.compile_schema
+    real: Callable[[str], Any] = app.decoding.worker.compile_schema
     calls: list[str] = []
 
     def buggy_once(text: str, compiler: str) -> Any:
@@ -33,7 +33,7 @@ def test_an_unexpected_error_is_a_message_and_the_thread_serves_on(
             raise RuntimeError("an engine bug")
         return real(text, compiler)
 
-    monkeypatch.setattr(app.run.worker, "compile_schema", buggy_once)
+    monkeypatch.setattr(app.decoding.worker, "compile_schema", buggy_once)
     use_example(window, "currency", max_tokens=40)
     run_to_end(window)
     assert window.last_result is None

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from app.run.worker import _yield_to_the_gui
+from app.decoding.worker import _yield_to_the_gui
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")

@@ -60,7 +60,7 @@ def test_a_model_file_truncated_then_deleted_under_a_loaded_model(tmp_path: Path
 
 
 def test_a_load_asked_to_stop_ends_with_load_cancelled() -> None:
-    """What lets a window closing mid-load skip reading the weights (app/run/worker.py)."""
+    """What lets a window closing mid-load skip reading the weights (app/decoding/worker.py)."""
     from engine.model.llama import LoadCancelled, Model
     from engine.settings import ModelSettings
 

@@ -22,7 +22,7 @@ from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.chart.step_chart import StepChart
-from app.run.worker import RunController, RunRequest
+from app.decoding.worker import RunController, RunRequest
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import Model
 from engine.records import StepRecord
@@ -35,7 +35,8 @@ SETTLE_MS = 300
 
 
 class FixedModelCache:
-    """Stands in for app.run.worker.ModelCache, so the app's worker decodes with a loaded model."""
+    """Stands in for app.decoding.worker.ModelCache: the app's worker decodes with a loaded
+    model."""
 
     def __init__(self, model: Model) -> None:
         self._model = model

@@ -1,7 +1,7 @@
 """The output text as a timeline: one token per step, shaded and marked, clickable.
 
 The shades and the forced underline are char formats, written once as each token is
-appended (app/run/token_spans.py); the overruled corner marks and the selected step's
+appended (app/decoding/token_spans.py); the overruled corner marks and the selected step's
 outline are painted over the text, only for what is on screen, so a repaint costs the same
 for a 20-step run as for a 2,000-step one.
 """
@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPen, QPolygonF, QTextCursor, QTextLine
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
-from app.run.token_spans import TokenFormats, qt_length, step_tooltip, token_spans
+from app.decoding.token_spans import TokenFormats, qt_length, step_tooltip, token_spans
 from app.theme import chart_colors, is_dark
 from engine.explain.marks import Mark, mark
 from engine.records import StepRecord

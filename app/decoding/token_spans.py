@@ -4,7 +4,7 @@ Every step's token is shaded by its step's valid mass (the share of the model's 
 the grammar allowed): unshaded when the grammar left the model almost free, stronger the
 more it removed. Forced tokens (the grammar allowed only one) get a dotted grey underline,
 tokens where the model's own top choice was masked a red corner mark (drawn by
-app/run/timeline_text.py), and the selected step an outline in the chart's current-step
+app/decoding/timeline_text.py), and the selected step an outline in the chart's current-step
 colour. Shades come in a few fixed levels, so one char format per level and mark is made
 once and reused for every token.
 """

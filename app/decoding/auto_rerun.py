@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QStyle, QWidget
 
-from app.run.worker import RunController
+from app.decoding.worker import RunController
 
 
 def make_toggle(parent: QWidget) -> QAction:

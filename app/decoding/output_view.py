@@ -6,7 +6,7 @@ an older schema, prompt or settings is marked out of date. An output value that 
 keyword the grammar does not enforce is highlighted, and its row leads to that keyword's
 warning in the Problems list.
 
-The raw text is also the run's timeline (app/run/timeline_text.py): each step's token is
+The raw text is also the run's timeline (app/decoding/timeline_text.py): each step's token is
 shaded by its valid mass and marked when the grammar forced it or overruled the model, a
 click on a token selects its step, and the selected step's token is outlined.
 """
@@ -33,10 +33,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.decoding.timeline_text import TimelineText
+from app.decoding.token_spans import legend_html
+from app.decoding.violations import Violation
 from app.plain_text import literal_html
-from app.run.timeline_text import TimelineText
-from app.run.token_spans import legend_html
-from app.run.violations import Violation
 from app.text_edit import use_monospace
 from app.theme import chart_colors, is_dark
 from app.workbench.code_editor import JsonHighlighter
