@@ -381,6 +381,7 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         s.sig_record.connect(self.output_view.append_record)
         s.sig_record.connect(lambda _record: self.status.step())
         s.sig_replaced.connect(self.step_chart.refresh)
+        self.step_chart.sig_step_shown.connect(s.select)  # the step every view follows
 
     def _run_shown(self, subject: str) -> None:
         self.show_subject(subject)

@@ -72,3 +72,12 @@ def test_only_a_run_that_ended_on_its_own_becomes_the_previous(qtbot) -> None:
     session.finish(_result())
     assert session.keep_as_previous() is first
     assert session.previous is not None and session.previous.prompt == "p3"
+
+
+def test_the_step_the_chart_shows_is_the_sessions_selected_step(qtbot, window) -> None:
+    window.session.start("{}", "p", "your run")
+    for i in range(3):
+        window.session.add(token_record(i, 20 + i, "x"))
+    window.step_chart.redraw()
+    window.step_chart.show_step(1)
+    assert window.session.selected == 1
