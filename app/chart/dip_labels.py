@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
 from app.glyphs import shown
@@ -113,31 +112,41 @@ class DipLabels:
             x = float(dip.step + 1)
             side = (dip.step + 0.5) / max(1, self._n_steps)  # right-aligned near the end
             item.setText(dip_text(dip))
+            self._placed.append((item, x, side, row))
+            self._anchor(item, x, side, row)
             item.setPos(x, float(at))
             item.show()
-            self._placed.append((item, x, side, row))
+            # A TextItem keeps its pixel size by a transform it updates when painted; one
+            # shown for the first time after the view moved kept an old one, which put it
+            # (lifted off its mark) out of sight, so it was never painted to mend it.
+            item.updateTransform(force=True)
         for item in self.items[len(ordered) :]:
             item.hide()
         self.marks.setData(x=[d.step + 1.0 for d in ordered], y=y)
         self.marks.setVisible(bool(ordered))
-        self._place()
 
     def _place(self) -> None:
-        """Anchor each label above its mark and within the plot's width."""
+        """Anchor each label again: the plot's width or x range changed."""
+        for placed in self._placed:
+            self._anchor(*placed)
+
+    def _anchor(self, item: pg.TextItem, x: float, side: float, row: int) -> None:
+        """Anchor a label above its mark and within the plot's width."""
         vb = self._plot.getPlotItem().vb
-        view = vb.sceneBoundingRect()
-        for item, x, side, row in self._placed:
-            size = item.textItem.boundingRect()  # in pixels: the text is never scaled
-            width, height = max(1.0, size.width()), max(1.0, size.height())
-            px = vb.mapViewToScene(QPointF(x, 0.0)).x()
-            # The share of the label left of its point: `side` where it fits; less near
-            # the left edge, more near the right one.
-            least = 1.0 - (view.right() - px) / width
-            most = (px - view.left()) / width
-            share = min(0.9, max(0.1, side))
-            share = min(max(share, least), most) if least <= most else 0.5
-            lift = (MARK_SIZE_PX / 2 + MARK_GAP_PX) / height
-            item.setAnchor((share, 1.0 + lift + 1.3 * row))
+        # Pixels from the view's own range and width, as they are when its range changes.
+        (x0, x1), _ = vb.viewRange()
+        view_px = vb.width()
+        size = item.textItem.boundingRect()  # in pixels: the text is never scaled
+        width, height = max(1.0, size.width()), max(1.0, size.height())
+        px = (x - x0) / (x1 - x0) * view_px if x1 > x0 else 0.0
+        # The share of the label left of its point: `side` where it fits; less near the
+        # left edge, more near the right one.
+        least = 1.0 - (view_px - px) / width
+        most = px / width
+        share = min(0.9, max(0.1, side))
+        share = min(max(share, least), most) if least <= most else 0.5
+        lift = (MARK_SIZE_PX / 2 + MARK_GAP_PX) / height
+        item.setAnchor((share, 1.0 + lift + 1.3 * row))
 
     def apply_theme(self, colors: ChartColors) -> None:
         fill = QColor(colors.background)

@@ -11,7 +11,7 @@ from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication
 from step_chart_records import make_record, shown_chart
 
-from app.chart.dip_labels import dip_text, label_rows
+from app.chart.dip_labels import MARK_SIZE_PX, dip_text, label_rows
 from engine.explain.marks import Dip, deepest_dips
 from engine.records import StepRecord
 
@@ -157,3 +157,48 @@ def test_labels_of_close_dips_stack() -> None:
 def test_dip_text_without_a_masked_top_choice() -> None:
     assert dip_text(Dip(3, 0.2, "{", None)) == "“{”"
     assert dip_text(Dip(3, 0.2, "{", "The")) == "“{” instead of “The”"
+
+
+def _long_run() -> list[StepRecord]:
+    """60 steps, the deepest dips at the first, the middle and the last."""
+    deep = {0: 0.001, 30: 0.003, 59: 0.002}
+    out = []
+    for step in range(60):
+        masked = step in deep
+        r = make_record(step, ("✗The", "{", "b") if masked else ("a", "b"), chosen=int(masked))
+        out.append(dataclasses.replace(r, entropy=1.0, valid_mass=deep.get(step, 0.99)))
+    return out
+
+
+def test_dip_labels_stay_inside_the_plot_and_off_their_marks(qtbot) -> None:
+    """Presentation mode cut the first step's label at the plot's left edge ('{” instead of
+    “title”' for '“{” instead of “title”') and drew the ▼ over a label's last characters
+    (issue 27)."""
+    chart = shown_chart(qtbot)
+    chart.set_annotate_dips(True)
+    for r in _long_run():  # step by step, as a run comes in: a label shown after the view
+        chart.push(r)  # moved once stayed out of sight
+        chart.redraw()
+        qtbot.wait(1)
+    qtbot.wait(20)
+    vb = chart.mass.vb
+    labels = chart.mass.dip_labels
+    shown = [item for item in labels.items if item.isVisible()]
+    assert [item.pos().x() for item in shown] == [1.0, 31.0, 60.0]  # the first, the last
+
+    def check(item) -> None:
+        view = vb.sceneBoundingRect()
+        box = item.mapRectToScene(item.boundingRect())
+        where = (item.toPlainText(), box, view)
+        assert view.left() - 0.5 <= box.left() and box.right() <= view.right() + 0.5, where
+        assert view.top() - 0.5 <= box.top(), where
+        mark = vb.mapViewToScene(item.pos())
+        assert box.bottom() <= mark.y() - MARK_SIZE_PX / 2 + 0.5, where  # above its ▼
+        assert box.left() < mark.x() < box.right(), where  # and over it
+
+    for item in shown:
+        check(item)
+    # Zoomed in, a label whose point is in view is placed again, and still fits.
+    vb.setXRange(0.5, 12.0, padding=0)
+    qtbot.wait(20)
+    check(shown[0])
