@@ -144,3 +144,10 @@ def test_the_config_weighs_what_decides_and_seeds_each_sample():
     plain = promptfoo_config(dataclasses.replace(suite, thresholds=Thresholds()), "m.gguf")
     assert all("threshold" not in t and t["assert"][0]["weight"] == 1 for t in plain["tests"])
     assert plain["env"] == {"PROMPTFOO_PASS_RATE_THRESHOLD": "0"}
+
+
+def test_the_config_asks_for_one_request_at_a_time() -> None:
+    """As the tests run it (promptfoo's default is 4 in flight, which let a llama-server
+    sample run on to max_tokens): the shipped config carries it, not the command line."""
+    config = promptfoo_config(_suite([1, 1]), "m.gguf")
+    assert config["evaluateOptions"] == {"maxConcurrency": 1}

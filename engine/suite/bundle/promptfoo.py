@@ -105,6 +105,11 @@ def promptfoo_config(suite: Suite, model: str) -> dict[str, Any]:
         "description": f"{suite.name} (exported by Maskscope)",
         # Read by promptfoo's getEnvString before the process's environment (src/envars.ts).
         "env": {PASS_RATE_ENV: passing.env_value()},
+        # One request at a time, as the tests run it: batched beside others on llama-server a
+        # sample can differ, and its chat grammar let whitespace run on to max_tokens (a
+        # cut-off sample). promptfoo's default is 4; its CLI reads this from the config
+        # (src/main.js: config.evaluateOptions, then evaluateOptions.maxConcurrency).
+        "evaluateOptions": {"maxConcurrency": 1},
         "prompts": [nunjucks_prompt(suite.prompt)],
         "providers": _providers(suite, model),
         "defaultTest": {"assert": [a for a, _ in default]},
