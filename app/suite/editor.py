@@ -37,6 +37,7 @@ from app.plain_text import literal_html, plain_label
 from app.shell.files import Unsaved, ask_save_path
 from app.suite.cases_table import CaseRow, CasesTable
 from app.suite.instances_table import InstanceRow, InstancesTable
+from app.suite.narrow import CompactButton, FlowRow
 from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import write_atomically
 from engine.suite.format import Suite
@@ -99,6 +100,7 @@ class SuiteEditor(QWidget):
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title = QLabel(self)
+        self.title.setWordWrap(True)  # a long path breaks after its slashes
         self.path: str | None = None
         self.read_only = False  # a bundled suite: Save asks for a new place
         self._base = Suite(name="suite", schema_text="{}\n", prompt="")
@@ -112,15 +114,17 @@ class SuiteEditor(QWidget):
     def _build(self) -> None:
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        files = QHBoxLayout()
+        files = FlowRow(self)
         self.open_button = self._button("Open…", self.open_dialog, "Open a suite file")
         self.save_button = self._button("Save", self.save, "Save the suite (Ctrl+S in this pane)")
         self.save_as_button = self._button("Save as…", self.save_as_dialog, "Save to a new file")
         for button in (self.open_button, self.save_button, self.save_as_button):
-            files.addWidget(button)
-        files.addWidget(self.title, 1)
+            files.add_widget(button)
         self._files = files
-        layout.addLayout(files)
+        layout.addWidget(files)
+        # On a line of its own, under the buttons: beside them it made the pane wider than
+        # its dock (issue 27).
+        layout.addWidget(self.title)
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self._cases_tab(), "Cases")
         self.tabs.addTab(self._instances_tab(), "Instances")
@@ -131,11 +135,11 @@ class SuiteEditor(QWidget):
     def add_file_button(self, text: str, slot: Any, tip: str) -> QPushButton:
         """A button beside Open and Save, for what the window adds (a suite of its own)."""
         button = self._button(text, slot, tip)
-        self._files.insertWidget(0, button)
+        self._files.insert_widget(0, button)
         return button
 
     def _button(self, text: str, slot: Any, tip: str) -> QPushButton:
-        button = QPushButton(text, self)
+        button = CompactButton(text, self)  # a row of them fits a narrow pane
         button.setToolTip(tip)
         button.clicked.connect(lambda _checked=False: slot())
         return button
@@ -144,7 +148,7 @@ class SuiteEditor(QWidget):
         tab = QWidget(self)
         layout = QVBoxLayout(tab)
         layout.setContentsMargins(0, 4, 0, 0)
-        row = QHBoxLayout()
+        row = FlowRow(tab)
         self.add_button = self._button("Add case", self.cases.add_case, "A new case (Ins)")
         self.duplicate_button = self._button(
             "Duplicate", self.cases.duplicate_selected, "Copy the selected cases"
@@ -161,11 +165,11 @@ class SuiteEditor(QWidget):
         self.undo_button.setEnabled(False)
         self.redo_button.setEnabled(False)
         for button in (self.add_button, self.duplicate_button, self.remove_button):
-            row.addWidget(button)
-        row.addStretch(1)
-        row.addWidget(self.undo_button)
-        row.addWidget(self.redo_button)
-        layout.addLayout(row)
+            row.add_widget(button)
+        row.add_stretch()
+        row.add_widget(self.undo_button)
+        row.add_widget(self.redo_button)
+        layout.addWidget(row)
         layout.addWidget(self.cases, 1)
         return tab
 
@@ -173,19 +177,18 @@ class SuiteEditor(QWidget):
         tab = QWidget(self)
         layout = QVBoxLayout(tab)
         layout.setContentsMargins(0, 4, 0, 0)
-        row = QHBoxLayout()
-        row.addWidget(
+        row = FlowRow(tab)
+        row.add_widget(
             self._button("Paste", self.paste_instance, "Add the output on the clipboard (Ctrl+V)")
         )
-        row.addWidget(
+        row.add_widget(
             self._button("Mark good", lambda: self.instances.mark_selected(True), "Must accept")
         )
-        row.addWidget(
+        row.add_widget(
             self._button("Mark bad", lambda: self.instances.mark_selected(False), "Must reject")
         )
-        row.addWidget(self._button("Remove", self.instances.remove_selected, "Remove selected"))
-        row.addStretch(1)
-        layout.addLayout(row)
+        row.add_widget(self._button("Remove", self.instances.remove_selected, "Remove selected"))
+        layout.addWidget(row)
         layout.addWidget(self.instances, 1)
         return tab
 

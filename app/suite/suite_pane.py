@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QProgressBar,
-    QPushButton,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from app.decoding.worker import RunController, SuiteRequest
 from app.suite.editor import SuiteEditor
+from app.suite.narrow import CompactButton, FlowRow
 from app.suite.results_view import ResultRow, ResultsView
 from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import SavedRun
@@ -97,10 +97,10 @@ class SuitePane(QWidget):
         self.editor.sig_changed.connect(self._unfold_editor)
 
     def _build(self) -> None:
-        self.run_button = QPushButton("Run suite", self)
+        self.run_button = CompactButton("Run suite", self)
         self.run_button.setToolTip("Run every case × samples on the model, off the GUI thread")
         self.run_button.clicked.connect(lambda _c=False: self.run())
-        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button = CompactButton("Cancel", self)
         self.cancel_button.setToolTip("Stop after the current token; finished samples are kept")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(lambda _c=False: self.cancel())
@@ -120,23 +120,27 @@ class SuitePane(QWidget):
         self.progress.setFormat("%v / %m samples")
         self.progress.setValue(0)
         self.eta = QLabel("", self)
+        self.eta.setWordWrap(True)  # "The model is busy…" would widen the pane past its dock
         bar = QHBoxLayout()
         bar.addWidget(self.run_button)
         bar.addWidget(self.cancel_button)
         bar.addWidget(self.progress, 1)
         bar.addWidget(self.eta)
         # How the run is made, on a row of its own: a narrow pane keeps the bar readable.
-        options = QHBoxLayout()
-        options.addWidget(self.use_cache)
-        options.addSpacing(16)
-        options.addWidget(parallel_label)
-        options.addWidget(self.parallel)
-        options.addStretch(1)
+        # The two options wrap onto two rows where even that row is too wide (issue 27).
         bottom = QWidget(self)
+        options = FlowRow(bottom)
+        options.add_widget(self.use_cache)
+        parallel_box = QWidget(options)
+        parallel_row = QHBoxLayout(parallel_box)
+        parallel_row.setContentsMargins(10, 0, 0, 0)
+        parallel_row.addWidget(parallel_label)
+        parallel_row.addWidget(self.parallel)
+        options.add_widget(parallel_box)
         lower = QVBoxLayout(bottom)
         lower.setContentsMargins(0, 0, 0, 0)
         lower.addLayout(bar)
-        lower.addLayout(options)
+        lower.addWidget(options)
         lower.addWidget(self.results, 1)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.editor)
