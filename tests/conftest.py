@@ -84,14 +84,6 @@ def person():
 def llama_server(tmp_path_factory):
     """The base URL of llama.cpp's own llama-server on the default model (tests/llama_server.py),
     started once for the session and stopped at its end; its log is in the session's tmp."""
-    from tests.llama_server import LlamaServer, ServerNotUp
+    from tests.llama_server import served
 
-    server = LlamaServer(tmp_path_factory.mktemp("llama-server") / "server.log")
-    try:
-        server.start()
-    except ServerNotUp as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    yield from served(tmp_path_factory.mktemp("llama-server") / "server.log")

@@ -8,7 +8,11 @@ Used by the `llama_server` fixture (tests/conftest.py) and `make server-comparis
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import NoReturn
+
+import pytest
 
 from engine.llama_build.server import BUILD_COMMAND, installed_server
 from engine.model.paths import default_model_path
@@ -47,3 +51,17 @@ class LlamaServer(LoopbackServer):
 
     def not_up(self, message: str) -> NoReturn:
         raise ServerNotUp(message)
+
+
+def served(log: Path) -> Iterator[str]:
+    """A fixture's body: a llama-server's base URL while the fixture lasts, then stopped; one
+    that does not come up fails the test with its log."""
+    server = LlamaServer(log)
+    try:
+        server.start()
+    except ServerNotUp as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield server.url
+    finally:
+        server.stop()

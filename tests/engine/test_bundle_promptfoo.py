@@ -26,7 +26,7 @@ import pytest
 
 from engine.cli.main import main
 from tests.llama_cpp_python_server import LlamaCppPythonServer
-from tests.llama_server import LlamaServer, ServerNotUp
+from tests.llama_server import served
 from tests.suite_files import EUR_INVOICE, SCHEMA, USD_INVOICE, currency_suite, write_suite
 
 pytestmark = pytest.mark.slow  # a server process, promptfoo's node process
@@ -54,15 +54,7 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
     requests the shared one answered otherwise (its slots keep what they served), and a
     sample ran on in whitespace to max_tokens (the fresh clone's run at 67ecb7b: 0 passes
     where 1 is exact). Fresh, its greedy answers are the same every run."""
-    server = LlamaServer(tmp_path_factory.mktemp("llama-server") / "server.log")
-    try:
-        server.start()
-    except ServerNotUp as e:
-        pytest.fail(str(e), pytrace=False)
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    yield from served(tmp_path_factory.mktemp("llama-server") / "server.log")
 
 
 @pytest.fixture(scope="module")
