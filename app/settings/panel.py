@@ -46,8 +46,9 @@ COMPILER_TIPS = {
     "maskscope": "Maskscope's own compiler: GBNF that runs on the llguidance, llamacpp and "
     "xgrammar backends and on stock llama.cpp, with a report of each keyword it does not "
     "enforce.",
-    "llamacpp": "llama-cpp-python's converter (json_schema_to_gbnf): what llama-cpp-python "
-    "users get. Runs on the llguidance, llamacpp and xgrammar backends.",
+    "llamacpp": "llama.cpp's own JSON Schema converter, the one llama-server runs for "
+    "response_format (llama-cpp-python's older port where it is not built). Runs on the "
+    "llguidance, llamacpp and xgrammar backends.",
     "llguidance": "llguidance's own JSON Schema compiler: what vLLM, SGLang and "
     "llguidance-enabled llama.cpp users get. Runs on the llguidance backend only; it refuses "
     "a schema with a keyword it cannot enforce.",
