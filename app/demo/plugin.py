@@ -41,7 +41,6 @@ class Demonstration(QObject):
         super().__init__(host.widget())
         self.host = host
         self._temperature = 0.7  # of the run the views show
-        self._shown = 0  # the step the views show, as the chart last said
         self._add_pacing()
         self.presentation = Presentation(
             host.widget(), host.panes, self.set_plain_language, host.action("stop")
@@ -192,12 +191,12 @@ class Demonstration(QObject):
             self.branching.force(index, candidate.id)
             return
         self.host.show_pane("explain")
-        self._shown = index
+        self.host.session.select(index)
         self._explain_shown()
         self.explanation.show_why(candidate)
 
-    def _step_shown(self, index: int) -> None:
-        self._shown = index
+    def _step_shown(self, _index: int) -> None:
+        # The session has the step (the window links the chart to it): only the pace here.
         if not self._explain_timer.isActive():
             self._explain_timer.start()
 
@@ -209,7 +208,7 @@ class Demonstration(QObject):
         if not records:
             self.explanation.clear()
             return
-        index = min(self._shown, len(records) - 1)
+        index = min(session.selected, len(records) - 1)
         n_vocab = session.model_info.n_vocab if session.model_info is not None else None
         schema_text = session.inputs[0]
         self.explanation.show_step(records, index, n_vocab, self._temperature, schema_text)
