@@ -157,7 +157,7 @@ def _new_sequence(
         else AllowAll(model.n_vocab)
     )
     # The Stepper draws as generate() would for this seed on this machine.
-    draw = drawn_ahead(model, backend, None, seed)
+    draw = drawn_ahead(model, backend, None, own)
     stepper = Stepper(model, backend, None, own, draw=draw)
     return _Sequence(seq_id=seq_id, settings=own, stepper=stepper)
 

@@ -59,6 +59,7 @@ class Distribution:
         self._pv_padded = np.zeros(padded, dtype=np.float32)  # P on the valid set, 0 elsewhere
         self._mask_f32 = np.empty(n_vocab, dtype=np.float32)
         self._scaled = np.empty(n_vocab, dtype=np.float32)
+        self._clipped = np.empty(n_vocab, dtype=np.float32)  # z - max(z), clipped for exp()
         self._log_z = 0.0
         self._p_max = 1.0
         self._inv_t = 1.0
@@ -95,8 +96,8 @@ class Distribution:
         scaled -= np.float32(self._z_max)
         # exp() of anything below -87 underflows float32 and takes NumPy's slow path (2.5x);
         # those tokens' probabilities are below 1e-38 either way.
-        np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=self.p)
-        np.exp(self.p, out=self.p)
+        np.clip(scaled, _EXP_FLOOR, np.float32(0.0), out=self._clipped)
+        np.exp(self._clipped, out=self.p)
         z = float(self.p.sum())  # NumPy sums float32 pairwise: ~1e-7 relative error
         self.p *= np.float32(1.0 / z)
         self._log_z = float(np.log(z))
@@ -110,7 +111,8 @@ class Distribution:
     @property
     def entropy(self) -> float:
         """Of the raw distribution, in nats: H = log Z - sum p (l/T - max)."""
-        return self._log_z - float(np.dot(self.p, np.maximum(self._scaled, _EXP_FLOOR)))
+        # z - max(z) is at most 0, so clipping it only floored it.
+        return self._log_z - float(np.dot(self.p, self._clipped))
 
     def head(self, tail_eps: float, min_count: int) -> tuple[np.ndarray, float]:
         """Token ids (in no particular order) whose complement holds at most `tail_eps` of
@@ -326,13 +328,20 @@ def _top_k(values: np.ndarray, k: int) -> np.ndarray:
     """Ids of the k largest positive values (fewer if fewer are positive), largest first.
 
     `values` is padded to whole blocks. The k-th largest block maximum is a threshold that
-    at least k values reach, so the top k are all among the few values at or above it.
+    at least k values reach, so the top k are all among the few values at or above it, in
+    the few blocks whose maximum reaches it.
     """
-    block_max = values.reshape(-1, _BLOCK).max(axis=1)
+    blocks = values.reshape(-1, _BLOCK)
+    block_max = blocks.max(axis=1)
     thr = 0.0
     if len(block_max) > k:
         thr = float(np.partition(block_max, len(block_max) - k)[len(block_max) - k])
-    ids = np.flatnonzero(values >= thr) if thr > 0.0 else np.flatnonzero(values > 0.0)
+    if thr > 0.0:
+        reached = np.flatnonzero(block_max >= thr)
+        within = np.flatnonzero(blocks[reached] >= thr)  # in id order, as over the whole
+        ids = reached[within // _BLOCK] * _BLOCK + within % _BLOCK
+    else:
+        ids = np.flatnonzero(values > 0.0)
     return ids[_top_positions(values[ids], k)][:k]
 
 

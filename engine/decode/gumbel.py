@@ -1,133 +1,152 @@
-"""Sampling by the Gumbel-max trick, with noise drawn only where it can change the winner.
+"""Sampling by the Gumbel-max trick, with the noise made before the logits arrive.
 
-argmax_i (z_i + G_i), with z = logits / T and G_i independent Gumbel(0, 1) noise, is an
-exact draw from softmax(z); over the valid tokens only, it is a draw from the renormalised
-distribution P(x) / sum P(valid). It needs no softmax, no normaliser and no sort, so it is
-all the step waits for once the logits arrive.
+argmax_i (z_i + G_i) over the valid tokens, with z = logits / T and G_i independent
+Gumbel(0, 1) noise, is an exact draw from the renormalised distribution P(x) / sum P(valid).
+The noise depends on nothing a step computes, and the mask only on the grammar state, so
+both are made while the forward pass runs (engine/decode/overlap.py); when the logits
+arrive, the draw is a few passes over small arrays.
 
-Noise for the whole vocabulary would cost about 3 ms a step (262k float64 exponentials and
-logs), more than a GPU's forward pass of a small model. So only the head, the valid tokens
-with z >= max(z) - head_span, gets noise, and M is its best z + G. A tail token (z < t, the
-head's bound) beats M only if its G > b = M - t. How many tail tokens have G > b is
-Binomial(n_tail, q) with q = P(G > b); which ones is a uniform subset of the tail, and
-their G is Gumbel conditioned on exceeding b. Every other tail token has z + G < t + b = M.
-The winner is therefore among the head and that subset, and the draw stays exact. With the
-default span, q is about e^-16: inside a JSON string a step drew noise for a median of
-about 600 tokens (T = 0.7), and hardly ever for a tail token.
+Noise for the whole vocabulary would cost about a millisecond a step (262k doubles and two
+logs each), as much as a GPU's forward pass of a small model. So the noise is made in the
+order it matters, largest first:
 
-A model whose logits are spread (a random-weight one, or a high temperature) puts most of
-the vocabulary in the head. NumPy's Gumbel noise costs about 16 ns a token (two libm logs
-each: 4 ms for 262k), so a large head takes the same uniforms instead (rng.random draws the
-very doubles rng.gumbel would), races them with float32 noise and error bounds, and
-computes NumPy's exact noise only for the few tokens that bound leaves in the race: the
-same winner, the same best score and the same generator state as rng.gumbel, so the same
-record, in about a fifth of the time.
+- A small valid set (structural positions, enum letters) gets a Gumbel of its own per
+  valid token.
+- Otherwise the J largest noises of the vocabulary are made, with the tokens they fall on.
+  For N i.i.d. Exp(1) variates E (G = -log E), the J smallest are, by Renyi's
+  representation, E_(k) = sum_{i <= k} X_i / (N - i + 1) with X_i ~ Exp(1), and the tokens
+  that hold them are a uniform random ordered sample of J tokens. Every other token's E is
+  E_(J) + X, X ~ Exp(1), again independent (memorylessness), so its G is below G_(J).
+  When the logits arrive, the best valid score b among the J is found; a token outside them
+  can beat b only if z > b - G_(J). Those few (usually none) get their E_(J) + X now.
+
+Every draw uses float64 noise, so the draw is exact to double precision. The noise comes
+from generators of the run's own (seeded from its seed), each used in a fixed order: the
+draws depend on the seed alone, never on when the noise was made, so a step made beside the
+forward pass draws what the same step made in turn draws.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import numpy as np
 
-# A tail token's chance to join the race is about e^-span; e^-16 is about 1e-7.
-HEAD_SPAN = 16.0
-# From this many head tokens on, the race runs on float32 noise first (_bulk_race).
-_BULK = 4096
-# float32 noise -log(-log1p(-u)) is within 1e-3 of the exact noise wherever it is at least
-# _SURE (there 1 - u >= 5e-6, which float32's rounding of u moves by at most 0.6%); below
-# it (u within 5e-6 of 1) the exact noise lies in [_G_FLOOR, _G_SURE_ABOVE], -3.61 at worst
-# (u <= 1 - 2^-53).
-_SURE, _G_FLOOR, _G_SURE_ABOVE, _G_ERR = -2.5, -3.7, -2.4, 2e-3
+# How many of the largest noises are made ahead: at T = 0.7 over a random-weight model's
+# spread logits (the hardest case), b - G_(J) clears the top logit at J = 4096 on most steps.
+TOP = 4096
+# Valid sets up to this size get a noise per valid token instead.
+SMALL = 4096
 
 
-class GumbelSampler:
-    """Exact draws among the valid tokens from scaled logits, in reused buffers."""
+@dataclass(frozen=True, slots=True)
+class StepNoise:
+    """One step's noise, made before its logits."""
 
-    def __init__(self, n_vocab: int, seed: int, head_span: float = HEAD_SPAN) -> None:
-        self._rng = np.random.default_rng(seed)
-        self._span = head_span
-        self._above = np.empty(n_vocab, dtype=bool)
-        self._u = np.empty(n_vocab, dtype=np.float64)
-        self._g = np.empty(n_vocab, dtype=np.float32)
-        self._score = np.empty(n_vocab, dtype=np.float32)
+    ids: np.ndarray  # the valid set (small), or the tokens with the J largest noises
+    gumbel: np.ndarray  # their G (float64), largest first for the J
+    valid: np.ndarray | None  # which of the J are valid; None when `ids` is the valid set
+    e_floor: float  # E_(J): every token not among the J has E above it (0 when unused)
+    in_top: np.ndarray | None  # per token: among the J
 
-    def draw(self, z: np.ndarray, mask: np.ndarray, n_valid: int, greedy: bool) -> int:
-        """A token id drawn from softmax(z) over `mask` (n_valid of them), or its argmax."""
-        head, t = self._head(z, mask, float(z.max()))
-        if len(head) == 0:  # every valid token lies far below the top: span from their best
-            head, t = self._head(z, mask, float(np.max(z, where=mask, initial=-np.inf)))
-        base = z[head]
-        if greedy:  # float32 -> float64 is exact: the same argmax
-            return int(head[np.argmax(base)])
-        best, m = self._race(base)
-        winner = int(head[best])
-        n_tail = n_valid - len(head)
-        if n_tail <= 0:
-            return winner
-        q = float(-np.expm1(-np.exp(-(m - t))))  # P(G > b), exact for a large b too
-        k = int(self._rng.binomial(n_tail, q))
-        if k == 0:
-            return winner
-        # Rare (about n_tail * q of the steps), so the tail is listed only then.
-        tail = np.flatnonzero(mask & ~self._above)
-        ids = self._rng.choice(tail, size=k, replace=False)
-        # G given G > b, by inverse CDF: 1 - F(G) is uniform on (0, q].
-        w = q * (1.0 - self._rng.random(k))
-        tail_scores = z[ids] - np.log(-np.log1p(-w))
-        j = int(np.argmax(tail_scores))
-        return int(ids[j]) if tail_scores[j] > m else winner
 
-    def _race(self, base: np.ndarray) -> tuple[int, float]:
-        """argmax of base + G with G = rng.gumbel(size=len(base)), and that score."""
-        if len(base) >= _BULK:
-            state = self._rng.bit_generator.state
-            raced = self._bulk_race(base)
-            if raced is not None:
-                return raced
-            self._rng.bit_generator.state = state  # replay as NumPy's own draw
-        scores = base.astype(np.float64)
-        scores += self._rng.gumbel(size=len(base))
-        best = int(np.argmax(scores))
-        return best, float(scores[best])
+class GumbelNoise:
+    """One run's noise, and the draw that uses it."""
 
-    def _bulk_race(self, base: np.ndarray) -> tuple[int, float] | None:
-        """_race by float32 noise, then NumPy's exact noise for the tokens within its error
-        of the best; None when a uniform is 0.0 (rng.gumbel would draw again: 1 in 2^53)."""
-        n = len(base)
-        # Reused buffers: fresh 1-2 MB arrays each step would cost their page faults too.
-        u, g, score = self._u[:n], self._g[:n], self._score[:n]
-        self._rng.random(out=u)  # the doubles rng.gumbel draws, in order
-        if not u.all():
+    def __init__(
+        self, n_vocab: int, seed: int, temperature: float, top_j: int = TOP, small: int = SMALL
+    ) -> None:
+        top, own, rest = np.random.SeedSequence(seed).spawn(3)
+        self._top_rng = np.random.default_rng(top)  # the J largest, in order
+        self._own_rng = np.random.default_rng(own)  # small valid sets' own noise
+        self._rest_rng = np.random.default_rng(rest)  # tokens outside the J that could win
+        self._n = n_vocab
+        self._inv_t = 1.0 / temperature if temperature > 0 else 0.0
+        self._j = min(top_j, n_vocab)
+        self._small = small
+        self._share = 1.0 / (n_vocab - np.arange(self._j, dtype=np.float64))  # 1 / (N - i + 1)
+        # Two membership arrays in turn: a step draws with one while the next is made.
+        self._in_top = [np.zeros(n_vocab, dtype=bool) for _ in range(2)]
+        self._held: list[np.ndarray | None] = [None, None]  # the ids each one marks
+        self._slot = 0
+        self._next: StepNoise | None = None  # the next J, made and not yet taken
+
+    @property
+    def greedy(self) -> bool:
+        return self._inv_t == 0.0
+
+    def make_next(self) -> None:
+        """The next J largest noises, made now (beside a forward pass) rather than when
+        a step takes them."""
+        if self._next is not None or self.greedy:
+            return
+        ids = self._top_rng.choice(self._n, self._j, replace=False)  # uniform, in order
+        e = np.cumsum(self._top_rng.standard_exponential(self._j) * self._share)
+        in_top, held = self._in_top[self._slot], self._held[self._slot]
+        if held is not None:
+            in_top[held] = False
+        in_top[ids] = True
+        self._held[self._slot] = ids
+        self._slot ^= 1
+        self._next = StepNoise(ids, -np.log(e), None, float(e[-1]), in_top)
+
+    def for_step(self, mask: np.ndarray, n_valid: int) -> StepNoise | None:
+        """This step's noise for its mask; None when greedy (no noise)."""
+        if self.greedy:
             return None
-        np.negative(u, out=g)
-        with np.errstate(divide="ignore"):  # u rounds to 1.0: noise -inf, an unsure one
-            np.log1p(g, out=g)
-            np.negative(g, out=g)
-            np.log(g, out=g)
-        np.negative(g, out=g)
-        b_max, b_min = float(base.max()), float(base.min())
-        err = _G_ERR + (max(abs(b_max), abs(b_min)) + 40.0) * 2.0**-22  # float32 sums' rounding
-        np.add(base, g, out=score)
-        # A lower bound on the best exact score: the top float32 score's, when its noise is
-        # sure, and the top base's with the lowest noise.
-        top = int(np.argmax(score))
-        low = b_max + _G_FLOOR
-        if g[top] >= np.float32(_SURE):
-            low = max(low, float(score[top]) - err)
-        np.maximum(g, np.float32(_G_SURE_ABOVE), out=g)  # an upper bound on every noise
-        g += base
-        near = np.flatnonzero(g >= np.float32(low - err))
-        # NumPy's own formula (loc - scale * log(-log(1 - u))), in libm's log as NumPy's.
-        exact = [
-            float(base[i]) + (0.0 - 1.0 * math.log(-math.log(1.0 - float(u[i])))) for i in near
-        ]
-        j = int(np.argmax(exact))  # the first of equal scores, as over the whole head
-        return int(near[j]), exact[j]
+        if n_valid <= self._small:
+            ids = np.flatnonzero(mask)
+            return StepNoise(ids, self._own_rng.gumbel(size=len(ids)), None, 0.0, None)
+        self.make_next()
+        top, self._next = self._next, None
+        assert top is not None
+        return StepNoise(top.ids, top.gumbel, mask[top.ids], top.e_floor, top.in_top)
 
-    def _head(self, z: np.ndarray, mask: np.ndarray, top: float) -> tuple[np.ndarray, float]:
-        """Valid ids with z >= top - span, and that bound."""
-        t = np.float32(top - self._span)  # the bound as z is compared with it, in float32
-        np.greater_equal(z, t, out=self._above)
-        np.logical_and(self._above, mask, out=self._above)  # the tail stays mask & ~above
-        return np.flatnonzero(self._above), float(t)
+    def draw(self, z: np.ndarray, mask: np.ndarray, noise: StepNoise | None) -> int:
+        """argmax over the valid tokens of z + G: a draw from softmax(z) over `mask`; with
+        no noise, the first most probable valid token."""
+        if noise is None:
+            best = int(np.argmax(z))
+            return best if mask[best] else int(np.argmax(np.where(mask, z, -np.inf)))
+        scores = z[noise.ids].astype(np.float64) + noise.gumbel
+        if noise.valid is not None:
+            scores[~noise.valid] = -np.inf
+        j = int(np.argmax(scores))
+        token, best = int(noise.ids[j]), float(scores[j])
+        if noise.in_top is None:
+            return token
+        return self._outside(z, mask, noise, token, best)
+
+    def _outside(
+        self, z: np.ndarray, mask: np.ndarray, noise: StepNoise, token: int, best: float
+    ) -> int:
+        """The winner once the tokens outside the J that could beat `best` have their noise."""
+        assert noise.in_top is not None
+        bound = best + float(np.log(noise.e_floor))  # b - G_(J): z above it could win
+        # float32's bound rounded down: a token too many only draws a noise that cannot win.
+        low = np.nextafter(np.float32(bound), np.float32(-np.inf))
+        near = _at_least(z, low)
+        near = near[mask[near] & ~noise.in_top[near]]
+        if len(near) == 0:
+            return token
+        e = noise.e_floor + self._rest_rng.standard_exponential(len(near))
+        scores = z[near].astype(np.float64) - np.log(e)
+        k = int(np.argmax(scores))
+        return int(near[k]) if scores[k] > best else token
+
+
+_BLOCK = 1024
+_FEW_BLOCKS = 4  # beyond this many blocks to search, one comparison of all z is faster
+
+
+def _at_least(z: np.ndarray, low: np.floating) -> np.ndarray:
+    """Ids with z >= low, in order: block maxima first, then only the blocks that reach it
+    (usually none: one short pass where a whole comparison and its ids would take three)."""
+    whole = len(z) // _BLOCK * _BLOCK
+    blocks = z[:whole].reshape(-1, _BLOCK)
+    reached = np.flatnonzero(blocks.max(axis=1) >= low)
+    if len(reached) > _FEW_BLOCKS:
+        return np.flatnonzero(z >= low)
+    ids = [b * _BLOCK + np.flatnonzero(blocks[b] >= low) for b in reached.tolist()]
+    ids.append(whole + np.flatnonzero(z[whole:] >= low))
+    return np.concatenate(ids)

@@ -5,7 +5,7 @@ vocabulary, find the valid set with the mask backend, renormalise over it
 (P / sum P(valid)), sample, record, then run the next forward pass. The step is
 engine/decode/stepper.py's, as a batch's sequences make it; with compute to spare, the
 record is made while the next forward pass runs, and with a cheap full mask the next
-mask too (engine/decode/overlap.py), so the step waits only for an exact draw.
+mask and noise too (engine/decode/overlap.py), so the step waits only for a Gumbel-max draw.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def _start(
             if backend is not None:
                 backend.close()
         raise
-    draw = drawn_ahead(model, primary, secondary, settings.seed)
+    draw = drawn_ahead(model, primary, secondary, settings)
     stepper = Stepper(model, primary, secondary, settings, pair, draw)
     return _Started(stepper, setup_ms, (time.perf_counter() - t0) * 1000.0)
 
@@ -99,7 +99,7 @@ def generate(
     run = _start(model, compiled, prompt, settings, should_stop, cross)
     stepper = run.stepper
     beside = Overlap(stepper, model.has_spare_compute)
-    mask_ahead = beside.mask if stepper.draw is not None else None
+    ahead = beside.ahead if stepper.draw is not None else None
     forward_ms, total_forward = run.prompt_ms, 0.0
     finish, message = FinishReason.MAX_TOKENS, ""
     try:
@@ -108,7 +108,7 @@ def generate(
                 finish = FinishReason.CANCELLED
                 break
             force = forced[step] if step < len(forced) else None
-            decided = stepper.step(step, model.logits(), forward_ms, mask_ahead, force)
+            decided = stepper.step(step, model.logits(), forward_ms, ahead, force)
             if decided.made is None:
                 finish, message = decided.finish or finish, decided.message
                 break

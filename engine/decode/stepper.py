@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.decode.distribution import Distribution, MaskedView
-from engine.decode.gumbel import GumbelSampler
+from engine.decode.gumbel import GumbelNoise, StepNoise
 from engine.errors import GrammarError
 from engine.grammar.compile import CompiledSchema
 from engine.masking import MaskBackend, make_backend
@@ -41,6 +41,16 @@ class Made:
     forward_ms: float  # of the forward pass that gave this step's logits
     n_chars: int  # of the output so far, this token's piece included
     piece: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """A drawn-ahead step's mask and noise, made before its logits arrive."""
+
+    mask: np.ndarray | None  # None: a head-first view, which has no full mask
+    n_valid: int
+    complete: bool  # only end tokens are allowed (grammar_complete)
+    noise: StepNoise | None = None  # None: greedy, or not drawn ahead
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +103,18 @@ def cross_checker(
 
 
 def drawn_ahead(
-    model: Model, primary: MaskBackend, secondary: MaskBackend | None, seed: int
-) -> GumbelSampler | None:
-    """The sampler of a run that draws before its record is made: with compute to spare and
-    a cheap full mask, the mask is made during the forward pass (engine/decode/overlap.py),
-    the step waits only for a Gumbel-max draw over the probable tokens (gumbel.py), and P
-    and the masked view are made with the record. None: the draw is by inverse CDF over
+    model: Model,
+    primary: MaskBackend,
+    secondary: MaskBackend | None,
+    settings: GenerationSettings,
+) -> GumbelNoise | None:
+    """The noise of a run that draws before its record is made: with compute to spare and
+    a cheap full mask, the mask and the noise are made during the forward pass
+    (engine/decode/overlap.py), the step waits only for a Gumbel-max draw (gumbel.py), and
+    P and the masked view are made with the record. None: the draw is by inverse CDF over
     the masked view. A single run and a batch's row decide alike, so they draw alike."""
     if model.has_spare_compute and primary.cheap_full_mask and secondary is None:
-        return GumbelSampler(model.n_vocab, seed)
+        return GumbelNoise(model.n_vocab, settings.seed, settings.temperature)
     return None
 
 
@@ -115,7 +128,7 @@ class Stepper:
         secondary: MaskBackend | None,
         settings: GenerationSettings,
         pair: _Pair | None = None,
-        draw: GumbelSampler | None = None,
+        draw: GumbelNoise | None = None,
     ) -> None:
         self.model = model
         self.primary = primary
@@ -137,24 +150,25 @@ class Stepper:
         step: int,
         logits: np.ndarray,
         forward_ms: float,
-        mask_ahead: Callable[[], tuple[np.ndarray, int]] | None = None,
+        ahead: Callable[[], Ahead] | None = None,
         forced: int | None = None,
         shared_mask_ms: float = 0.0,
     ) -> Decided:
-        """Mask, check, draw and accept one token from `logits`. `mask_ahead` hands over a
-        mask made during the forward pass (drawn-ahead runs); `forced` is the token to take
+        """Mask, check, draw and accept one token from `logits`. `ahead` hands over the mask
+        and noise made during the forward pass (drawn-ahead runs); `forced` is the token to take
         instead of a draw; `shared_mask_ms` is this run's share of a mask call made for a
         whole batch. An error of the backend's accept() is raised."""
-        mask, n_valid, view, mask_ms = self._mask(logits, mask_ahead)
+        got, view, mask_ms = self._mask(logits, ahead)
+        mask, n_valid = got.mask, got.n_valid
         mask_ms += shared_mask_ms
         if n_valid == 0:
             return Decided(None, finish=FinishReason.ERROR, message=_NOTHING_ALLOWED)
-        if self.grammar_complete(mask, n_valid):
+        if got.complete:
             return Decided(None, finish=FinishReason.GRAMMAR_COMPLETE)
         if forced is not None and not self._allowed(mask, forced):
             message = f"the grammar forbids {self.model.readable(forced)} at step {step + 1}"
             return Decided(None, finish=FinishReason.ERROR, message=message)
-        token = forced if forced is not None else self._draw(mask, n_valid, view)
+        token = forced if forced is not None else self._draw(mask, view, got.noise)
         # What needs this step's grammar state is taken before the backends move on.
         disagreement = self.disagreement(view) if self.secondary is not None else None
         full = self.full_step(view) if self.settings.keep_full and view is not None else None
@@ -171,30 +185,33 @@ class Stepper:
         return Decided(made, view, disagreement, full, end)
 
     def _mask(
-        self, logits: np.ndarray, mask_ahead: Callable[[], tuple[np.ndarray, int]] | None
-    ) -> tuple[np.ndarray | None, int, MaskedView | None, float]:
-        """The step's mask, valid count, masked view (None when drawn ahead) and mask ms."""
+        self, logits: np.ndarray, ahead: Callable[[], Ahead] | None
+    ) -> tuple[Ahead, MaskedView | None, float]:
+        """The step's mask (made ahead, or now), its masked view (None when drawn ahead: the
+        record makes it) and the mask's ms."""
         temperature = self.settings.temperature
         if self.draw is not None:
             start = time.perf_counter()
-            mask, n_valid = (mask_ahead or self.next_mask)()
+            got = (ahead or self.ahead)()
             mask_ms = (time.perf_counter() - start) * 1000.0
-            self.dist.scale(logits, temperature)
-            return mask, n_valid, None, mask_ms  # the view is made with the record
+            self.dist.scale(logits, temperature)  # z for the record: llama.cpp reuses logits
+            return got, None, mask_ms
         self.dist.update(logits, temperature)
         view, mask_ms = self.masked()
-        return view.full_mask, view.n_valid, view, mask_ms
+        mask, n_valid = view.full_mask, view.n_valid
+        return Ahead(mask, n_valid, self.grammar_complete(mask, n_valid)), view, mask_ms
 
     def _allowed(self, mask: np.ndarray | None, token: int) -> bool:
         if mask is not None:
             return bool(mask[token])
         return bool(self.primary.check(np.array([token], dtype=np.int32))[0])
 
-    def _draw(self, mask: np.ndarray | None, n_valid: int, view: MaskedView | None) -> int:
+    def _draw(
+        self, mask: np.ndarray | None, view: MaskedView | None, noise: StepNoise | None
+    ) -> int:
         if self.draw is not None:
             assert mask is not None
-            greedy = self.settings.temperature <= 0
-            return self.draw.draw(self.dist.scaled, mask, n_valid, greedy)
+            return self.draw.draw(self.dist.scaled, mask, noise)
         assert view is not None
         u = float(self.rng.random()) if self.settings.temperature > 0 else None
         return self.dist.sample(view, u)
@@ -257,10 +274,13 @@ class Stepper:
             return False
         return n_valid == int(mask[self.eog].sum())
 
-    def next_mask(self) -> tuple[np.ndarray, int]:
-        """The next step's mask and its valid count; runs while the forward pass runs."""
+    def ahead(self) -> Ahead:
+        """The next step's mask, valid count and noise; runs while the forward pass runs."""
+        assert self.draw is not None
         mask = self.primary.full_mask()
-        return mask, int(np.count_nonzero(mask))
+        n_valid = int(np.count_nonzero(mask))
+        complete = self.grammar_complete(mask, n_valid)
+        return Ahead(mask, n_valid, complete, self.draw.for_step(mask, n_valid))
 
     def candidates(
         self, ids: np.ndarray, ok_all: np.ndarray, view: MaskedView

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
 import pytest
 
+from engine.decode import loop
 from engine.decode.loop import generate
+from engine.decode.overlap import Overlap
 from engine.grammar.compile import compile_schema
 from engine.records import FinishReason, StepRecord
 from engine.runs.headless import run_to_end
@@ -236,6 +239,29 @@ def test_drawn_ahead_greedy_run_matches_the_serial_one(model, spare_model, perso
         # rounding, so near-ties in the top-K may swap, but the masses agree closely.
         assert abs(a.valid_mass - s.valid_mass) < 1e-4
         assert abs(a.top_masked[0].p_masked - s.top_masked[0].p_masked) < 1e-4
+
+
+def _untimed(record: StepRecord) -> StepRecord:
+    return dataclasses.replace(record, forward_ms=0.0, mask_ms=0.0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("temperature", [1.0, 0.0])
+def test_records_made_beside_the_forward_pass_are_those_made_in_turn(
+    spare_model, person, monkeypatch, temperature
+):
+    # With a core to spare, the mask, the noise and each step's record are made on a helper
+    # during the next forward pass. Made in turn instead, on the same model and seed, every
+    # record must be the same, bit for bit (timings aside).
+    ex, compiled = person
+    settings = GenerationSettings(max_tokens=40, temperature=temperature, seed=3)
+    beside: list[StepRecord] = []
+    run_to_end(spare_model, compiled, ex.prompt, settings, beside.append)
+    monkeypatch.setattr(loop, "Overlap", lambda stepper, _enabled: Overlap(stepper, False))
+    in_turn: list[StepRecord] = []
+    run_to_end(spare_model, compiled, ex.prompt, settings, in_turn.append)
+    assert len(beside) > 10
+    assert [_untimed(r) for r in beside] == [_untimed(r) for r in in_turn]
 
 
 @pytest.mark.slow

@@ -123,6 +123,9 @@ def test_top_k_matches_a_full_sort():
     assert list(view.valid_sorted) == list(expected)
     assert view.n_valid == int(mask.sum()) and view.n_valid_exact
     assert abs(view.valid_mass - p[mask].sum()) < 1e-6
+    # The top value tied across blocks: ten distinct ids that hold it.
+    tied = _dist(np.repeat([1.0, 3.0, 2.0], 4000).tolist()).top_raw(10)
+    assert len(set(tied.tolist())) == 10 and all(4000 <= i < 8000 for i in tied)
 
 
 def test_sampling_a_large_valid_set_past_its_ranked_top_is_exact():

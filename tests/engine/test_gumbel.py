@@ -1,63 +1,96 @@
-"""The Gumbel-max draw used when the mask is made during the forward pass."""
+"""The Gumbel-max draw of runs whose mask and noise are made during the forward pass."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from engine.decode.gumbel import GumbelSampler
+from engine.decode.gumbel import GumbelNoise
 
 
-def _frequencies(sampler: GumbelSampler, z: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    n_valid = int(mask.sum())
+def draw_once(noise: GumbelNoise, z: np.ndarray, mask: np.ndarray) -> int:
+    """One step as a run makes it: the noise for the mask, then the draw."""
+    return noise.draw(z, mask, noise.for_step(mask, int(mask.sum())))
+
+
+def frequencies(noise: GumbelNoise, z: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
     counts = np.zeros(len(z))
     for _ in range(n):
-        counts[sampler.draw(z, mask, n_valid, greedy=False)] += 1
+        counts[draw_once(noise, z, mask)] += 1
     return counts / n
 
 
-def _renormalised(z: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def renormalised(z: np.ndarray, mask: np.ndarray) -> np.ndarray:
     p = np.exp(z.astype(np.float64) - z.max()) * mask
     return p / p.sum()
 
 
-def test_draws_follow_the_renormalised_distribution():
+# Both ways a step gets its noise: a noise per valid token (small valid sets), and the J
+# largest noises of the vocabulary with the rest drawn only where it could win (here J = 2,
+# so that tokens outside the J win often).
+REGIMES = [
+    pytest.param({"small": 1_000_000}, id="own-noise"),
+    pytest.param({"small": 0, "top_j": 2}, id="largest-J"),
+]
+
+
+@pytest.mark.parametrize("regime", REGIMES)
+def test_draws_follow_the_renormalised_distribution(regime):
     probs = np.array([0.5, 0.2, 0.05, 0.25])  # the currency example: U, E, G allowed, x not
     mask = np.array([True, True, True, False])
     z = np.log(probs).astype(np.float32)
-    freq = _frequencies(GumbelSampler(len(probs), seed=1), z, mask, 20000)
+    freq = frequencies(GumbelNoise(len(probs), seed=1, temperature=1.0, **regime), z, mask, 20000)
     assert freq[3] == 0
     assert np.allclose(freq[:3], [0.667, 0.267, 0.067], atol=0.015)
 
 
 @pytest.mark.slow
-def test_tail_tokens_are_drawn_as_often_as_their_probability():
-    # A span of 1 puts most valid tokens in the tail, so the binomial race decides most
-    # draws: the frequencies must still match P renormalised over the valid set.
+@pytest.mark.parametrize("regime", REGIMES)
+def test_every_valid_token_is_drawn_as_often_as_its_probability(regime):
     rng = np.random.default_rng(7)
     z = (rng.standard_normal(40) * 1.5).astype(np.float32)
     mask = rng.random(40) < 0.75
     mask[np.argmax(z)] = False  # the top token is masked out, as a grammar often does
     n = 60000
-    freq = _frequencies(GumbelSampler(len(z), seed=3, head_span=1.0), z, mask, n)
-    p = _renormalised(z, mask)
-    assert (z[mask] < z.max() - 1.0).sum() > 20  # the tail holds most valid tokens
+    freq = frequencies(GumbelNoise(len(z), seed=3, temperature=1.0, **regime), z, mask, n)
+    p = renormalised(z, mask)
     assert freq[~mask].sum() == 0
     sigma = np.sqrt(p * (1 - p) / n)
     assert np.all(np.abs(freq - p) <= 5 * sigma + 1e-4)
 
 
-def test_an_invalid_token_never_wins_even_when_it_holds_all_the_mass():
-    # The valid pair lies 100 nats below the top, out of its head span: the head is then
-    # spanned from the best valid token instead.
+@pytest.mark.parametrize("regime", REGIMES)
+def test_an_invalid_token_never_wins_even_when_it_holds_all_the_mass(regime):
+    # The valid pair lies 100 nats below the top: only the grammar keeps the top out.
     z = np.array([50.0, -50.0, -50.5], dtype=np.float32)
     mask = np.array([False, True, True])
-    freq = _frequencies(GumbelSampler(3, seed=0), z, mask, 4000)
+    freq = frequencies(GumbelNoise(3, seed=0, temperature=1.0, **regime), z, mask, 4000)
     assert freq[0] == 0
-    assert abs(freq[1] - _renormalised(z, mask)[1]) < 0.04
+    assert abs(freq[1] - renormalised(z, mask)[1]) < 0.04
 
 
-def test_greedy_takes_the_most_probable_valid_token():
-    sampler = GumbelSampler(3, seed=0)
-    z = np.array([5.0, 3.0, 4.0], dtype=np.float32)
-    assert sampler.draw(z, np.array([False, True, True]), 2, greedy=True) == 2
+def test_greedy_takes_the_first_most_probable_valid_token():
+    noise = GumbelNoise(4, seed=0, temperature=0.0)
+    z = np.array([5.0, 3.0, 4.0, 4.0], dtype=np.float32)
+    assert draw_once(noise, z, np.array([False, True, True, True])) == 2
+    assert draw_once(noise, z, np.array([True, True, True, True])) == 0
+
+
+def test_noise_made_ahead_draws_what_noise_made_in_turn_draws():
+    # A run beside the forward pass makes the next step's noise early (make_next); a run in
+    # turn makes it when the step takes it. The seed alone must decide the draws, through
+    # steps that switch between the two kinds of noise.
+    rng = np.random.default_rng(11)
+    n = 300
+    ahead = GumbelNoise(n, seed=5, temperature=0.8, top_j=16, small=40)
+    in_turn = GumbelNoise(n, seed=5, temperature=0.8, top_j=16, small=40)
+    drawn: list[tuple[int, int]] = []
+    for _ in range(200):
+        z = (rng.standard_normal(n) * 2).astype(np.float32)
+        mask = rng.random(n) < rng.choice([0.05, 0.9])
+        mask[rng.integers(n)] = True
+        ahead.make_next()
+        drawn.append((draw_once(ahead, z, mask), draw_once(in_turn, z, mask)))
+        ahead.make_next()  # as the helper does after the step's record
+    assert all(a == b for a, b in drawn)
+    assert len({a for a, _ in drawn}) > 50  # the draws do vary

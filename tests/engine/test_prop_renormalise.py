@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from engine.decode.distribution import Distribution, MaskedView
-from engine.decode.gumbel import GumbelSampler
+from engine.decode.gumbel import GumbelNoise
 from engine.decode.stepper import Made, Stepper
 from engine.explain.renormalise import explain
 from engine.settings import GenerationSettings
@@ -165,11 +165,13 @@ def test_the_masked_distribution_is_p_over_the_valid_mass(case):
 def test_the_gumbel_draw_is_always_valid_and_greedy_takes_the_best(case, seed):
     z = case.logits * np.float32(1.0 / case.temperature if case.temperature > 0 else 1.0)
     n_valid = int(case.mask.sum())
-    sampler = GumbelSampler(case.n, seed, head_span=1.0)  # span 1: the tail race runs too
-    draws = [sampler.draw(z, case.mask, n_valid, greedy=False) for _ in range(20)]
-    assert all(case.mask[t] for t in draws)
+    for small in (case.n, 0):  # a noise per valid token; the J largest (J = 2: most outside)
+        noise = GumbelNoise(case.n, seed, 1.0, top_j=2, small=small)
+        draws = [noise.draw(z, case.mask, noise.for_step(case.mask, n_valid)) for _ in range(20)]
+        assert all(case.mask[t] for t in draws)
+    greedy = GumbelNoise(case.n, seed, 0.0)
     best = np.where(case.mask, z.astype(np.float64), -np.inf)
-    assert best[sampler.draw(z, case.mask, n_valid, greedy=True)] == best.max()
+    assert best[greedy.draw(z, case.mask, greedy.for_step(case.mask, n_valid))] == best.max()
 
 
 # -- the distribution of random draws --------------------------------------------------
@@ -215,12 +217,14 @@ def test_random_draws_follow_p_over_the_valid_mass(case, seed):
     )
     assert chi_square_passes(drawn, want)
     z = case.logits * np.float32(1.0 / case.temperature)
-    sampler = GumbelSampler(case.n, seed, head_span=2.0)
     n_valid = int(case.mask.sum())
-    drawn = np.bincount(
-        [sampler.draw(z, case.mask, n_valid, False) for _ in range(DRAWS)], minlength=case.n
-    )
-    assert chi_square_passes(drawn, want)
+    for small in (case.n, 0):  # a noise per valid token; the J largest and the rest
+        noise = GumbelNoise(case.n, seed, 1.0, top_j=4, small=small)
+        drawn = np.bincount(
+            [noise.draw(z, case.mask, noise.for_step(case.mask, n_valid)) for _ in range(DRAWS)],
+            minlength=case.n,
+        )
+        assert chi_square_passes(drawn, want)
 
 
 def test_the_check_rejects_wrong_samplers():
