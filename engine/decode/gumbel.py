@@ -43,9 +43,8 @@ SMALL = 4096
 class StepNoise:
     """One step's noise, made before its logits."""
 
-    ids: np.ndarray  # the valid set (small), or the tokens with the J largest noises
-    gumbel: np.ndarray  # their G (float64), largest first for the J
-    valid: np.ndarray | None  # which of the J are valid; None when `ids` is the valid set
+    ids: np.ndarray  # the valid set (small), or the tokens with the J largest noises, in order
+    gumbel: np.ndarray  # their G (float64); -inf on the J's invalid tokens
     e_floor: float  # E_(J): every token not among the J has E above it (0 when unused)
     in_top: np.ndarray | None  # per token: among the J
 
@@ -88,7 +87,8 @@ class GumbelNoise:
         in_top[ids] = True
         self._held[self._slot] = ids
         self._slot ^= 1
-        self._next = StepNoise(ids, -np.log(e), None, float(e[-1]), in_top)
+        by_id = np.argsort(ids)  # the step reads the logits at them in memory order
+        self._next = StepNoise(ids[by_id], -np.log(e[by_id]), float(e[-1]), in_top)
 
     def for_step(self, mask: np.ndarray, n_valid: int) -> StepNoise | None:
         """This step's noise for its mask; None when greedy (no noise)."""
@@ -96,57 +96,86 @@ class GumbelNoise:
             return None
         if n_valid <= self._small:
             ids = np.flatnonzero(mask)
-            return StepNoise(ids, self._own_rng.gumbel(size=len(ids)), None, 0.0, None)
+            return StepNoise(ids, self._own_rng.gumbel(size=len(ids)), 0.0, None)
         self.make_next()
         top, self._next = self._next, None
         assert top is not None
-        return StepNoise(top.ids, top.gumbel, mask[top.ids], top.e_floor, top.in_top)
+        gumbel = np.where(mask[top.ids], top.gumbel, -np.inf)
+        return StepNoise(top.ids, gumbel, top.e_floor, top.in_top)
 
-    def draw(self, z: np.ndarray, mask: np.ndarray, noise: StepNoise | None) -> int:
-        """argmax over the valid tokens of z + G: a draw from softmax(z) over `mask`; with
-        no noise, the first most probable valid token."""
-        if noise is None:
-            best = int(np.argmax(z))
-            return best if mask[best] else int(np.argmax(np.where(mask, z, -np.inf)))
-        scores = z[noise.ids].astype(np.float64) + noise.gumbel
-        if noise.valid is not None:
-            scores[~noise.valid] = -np.inf
+    def draw(
+        self, logits: np.ndarray, inv_t: np.float32, mask: np.ndarray, noise: StepNoise | None
+    ) -> int:
+        """argmax over the valid tokens of z + G, z = logits * inv_t in float32 as the
+        record's z (Distribution.scale): a draw from softmax(z) over `mask`. With no noise,
+        the first most probable valid token. Reads llama.cpp's logits where they lie."""
+        if noise is None:  # greedy: z is the logits themselves
+            token = int(np.argmax(logits))
+            if not mask[token]:
+                token = int(np.argmax(np.where(mask, logits, -np.inf)))
+            return token if mask[token] else self._degenerate(logits, inv_t, mask)
+        scores = (logits[noise.ids] * inv_t).astype(np.float64) + noise.gumbel
         j = int(np.argmax(scores))
         token, best = int(noise.ids[j]), float(scores[j])
-        if noise.in_top is None:
+        if noise.in_top is not None:
+            token, best = self._outside(logits, inv_t, mask, noise, token, best)
+        if mask[token] and best > -np.inf:  # NaN fails the comparison too
             return token
-        return self._outside(z, mask, noise, token, best)
+        return self._degenerate(logits, inv_t, mask)
+
+    def _degenerate(self, logits: np.ndarray, inv_t: np.float32, mask: np.ndarray) -> int:
+        """A draw when the race found no valid token with a finite score: the valid logits
+        are all -inf, or NaN somewhere won. The valid tokens with a finite z race alone;
+        with none, a logit of -inf counts as the lowest finite one (as in the records'
+        view, Distribution._deep_view), so the valid tokens are drawn uniformly (greedy:
+        the first)."""
+        valid = np.flatnonzero(mask)
+        z = (logits[valid] * inv_t).astype(np.float64)
+        finite = np.isfinite(z)
+        if not finite.any():
+            return int(valid[0 if self.greedy else self._rest_rng.integers(len(valid))])
+        if not self.greedy:
+            z[finite] += self._rest_rng.gumbel(size=int(finite.sum()))
+        return int(valid[finite][np.argmax(z[finite])])
 
     def _outside(
-        self, z: np.ndarray, mask: np.ndarray, noise: StepNoise, token: int, best: float
-    ) -> int:
-        """The winner once the tokens outside the J that could beat `best` have their noise."""
+        self,
+        logits: np.ndarray,
+        inv_t: np.float32,
+        mask: np.ndarray,
+        noise: StepNoise,
+        token: int,
+        best: float,
+    ) -> tuple[int, float]:
+        """The winner and its score once the tokens outside the J that could beat `best`
+        have their noise."""
         assert noise.in_top is not None
         bound = best + float(np.log(noise.e_floor))  # b - G_(J): z above it could win
         # float32's bound rounded down: a token too many only draws a noise that cannot win.
         low = np.nextafter(np.float32(bound), np.float32(-np.inf))
-        near = _at_least(z, low)
+        near = _z_at_least(logits, inv_t, low)
         near = near[mask[near] & ~noise.in_top[near]]
         if len(near) == 0:
-            return token
+            return token, best
         e = noise.e_floor + self._rest_rng.standard_exponential(len(near))
-        scores = z[near].astype(np.float64) - np.log(e)
+        scores = (logits[near] * inv_t).astype(np.float64) - np.log(e)
         k = int(np.argmax(scores))
-        return int(near[k]) if scores[k] > best else token
+        return (int(near[k]), float(scores[k])) if scores[k] > best else (token, best)
 
 
 _BLOCK = 1024
 _FEW_BLOCKS = 4  # beyond this many blocks to search, one comparison of all z is faster
 
 
-def _at_least(z: np.ndarray, low: np.floating) -> np.ndarray:
-    """Ids with z >= low, in order: block maxima first, then only the blocks that reach it
-    (usually none: one short pass where a whole comparison and its ids would take three)."""
-    whole = len(z) // _BLOCK * _BLOCK
-    blocks = z[:whole].reshape(-1, _BLOCK)
-    reached = np.flatnonzero(blocks.max(axis=1) >= low)
+def _z_at_least(logits: np.ndarray, inv_t: np.float32, low: np.floating) -> np.ndarray:
+    """Ids whose z = logits * inv_t is at least `low`, in order: block maxima first (float32
+    rounding keeps order, so a block's largest z is its largest logit's), then only the
+    blocks that reach it (usually none: one short pass where a whole one would take three)."""
+    whole = len(logits) // _BLOCK * _BLOCK
+    blocks = logits[:whole].reshape(-1, _BLOCK)
+    reached = np.flatnonzero(blocks.max(axis=1) * inv_t >= low)
     if len(reached) > _FEW_BLOCKS:
-        return np.flatnonzero(z >= low)
-    ids = [b * _BLOCK + np.flatnonzero(blocks[b] >= low) for b in reached.tolist()]
-    ids.append(whole + np.flatnonzero(z[whole:] >= low))
+        return np.flatnonzero(logits * inv_t >= low)
+    ids = [b * _BLOCK + np.flatnonzero(blocks[b] * inv_t >= low) for b in reached.tolist()]
+    ids.append(whole + np.flatnonzero(logits[whole:] * inv_t >= low))
     return np.concatenate(ids)

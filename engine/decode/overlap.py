@@ -14,14 +14,10 @@ threads, so then it all runs in turn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar
 
 from engine.decode.stepper import Ahead, Decided, Stepper
 from engine.records import StepRecord
-
-T = TypeVar("T")
 
 
 class Overlap:
@@ -31,16 +27,19 @@ class Overlap:
         self._stepper = stepper
         self._enabled = enabled
         self._helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="beside-forward")
-        self._record: Future[StepRecord] | None = None
-        self._ahead: Future[Ahead] | None = None
-        self._beside: Future[None] | None = None  # the helper's task
+        # The helper's task for the step: the next step's mask and noise (or what stopped
+        # it), and this step's record.
+        self._beside: Future[tuple[Ahead | BaseException | None, StepRecord]] | None = None
+        self._ahead: Ahead | BaseException | None = None  # the next step's, once collected
 
     def ahead(self) -> Ahead:
         """This step's mask and noise, made during the forward pass (on the first step, now)."""
-        if self._ahead is None:  # the first step: nothing ran ahead of it
+        got, self._ahead = self._ahead, None
+        if got is None:  # the first step: nothing ran ahead of it
             return self._stepper.ahead()
-        done, self._ahead = self._ahead, None
-        return done.result()
+        if isinstance(got, BaseException):
+            raise got
+        return got
 
     def hand_off(self, decided: Decided) -> StepRecord | None:
         """The step's record now; or None, when it is made beside the next forward pass
@@ -48,43 +47,35 @@ class Overlap:
         stepper = self._stepper
         if not self._enabled or decided.finish is not None:
             return stepper.record(decided)
-        self._record = Future()
         if stepper.draw is None:
             stepper.prepare_next()
-            self._beside = self._helper.submit(_made, self._record, stepper.record, decided)
-            return None
-        self._ahead = Future()
-        # One task, not three: each hand-over to the helper costs the step a wake-up.
-        self._beside = self._helper.submit(self._beside_draw, decided, self._ahead, self._record)
+        # One task a step: each hand-over to the helper costs the step a wake-up.
+        self._beside = self._helper.submit(self._beside_forward, decided)
         return None
 
-    def _beside_draw(
-        self, decided: Decided, ahead: Future[Ahead], record: Future[StepRecord]
-    ) -> None:
-        """On the helper: first what the next step waits for, then the record, then the
-        noise of the step after."""
+    def _beside_forward(self, decided: Decided) -> tuple[Ahead | BaseException | None, StepRecord]:
+        """On the helper: first what the next step waits for, then this step's record; the
+        noise of the step after is queued behind them."""
         stepper = self._stepper
-        _made(ahead, stepper.ahead)
-        _made(record, stepper.record, decided)
-        assert stepper.draw is not None
-        stepper.draw.make_next()
+        ahead: Ahead | BaseException | None = None
+        if stepper.draw is not None:
+            try:
+                ahead = stepper.ahead()
+            except BaseException as exc:  # raised where the next step asks for its mask
+                ahead = exc
+            self._helper.submit(stepper.draw.make_next)
+        return ahead, stepper.record(decided)
 
     def collect(self) -> StepRecord | None:
         """The record made beside the forward pass, if one was."""
-        done, self._record = self._record, None
-        return None if done is None else done.result()
+        done, self._beside = self._beside, None
+        if done is None:
+            return None
+        self._ahead, record = done.result()
+        return record
 
     def close(self) -> None:
         """Wait for the helper: never free what it still works on."""
-        for pending in (self._beside, self._record, self._ahead):
-            if pending is not None:
-                pending.exception()
+        if self._beside is not None:
+            self._beside.exception()
         self._helper.shutdown(wait=True)
-
-
-def _made(box: Future[T], work: Callable[..., T], *args: Any) -> None:
-    """Run `work` on the helper, its result or exception into `box`."""
-    try:
-        box.set_result(work(*args))
-    except BaseException as exc:  # handed to whoever waits on the box
-        box.set_exception(exc)

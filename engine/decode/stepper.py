@@ -138,6 +138,8 @@ class Stepper:
         self.dist = Distribution(model.n_vocab)
         self.eog = model.eog_ids
         self.rng = np.random.default_rng(settings.seed)
+        t = settings.temperature
+        self._inv_t = np.float32(1.0 / t if t > 0 else 1.0)  # as Distribution.scale's
         self.draw = draw  # drawn ahead of the record (drawn_ahead()); else by inverse CDF
         self.out = bytearray()
         self.n_chars = 0
@@ -168,7 +170,9 @@ class Stepper:
         if forced is not None and not self._allowed(mask, forced):
             message = f"the grammar forbids {self.model.readable(forced)} at step {step + 1}"
             return Decided(None, finish=FinishReason.ERROR, message=message)
-        token = forced if forced is not None else self._draw(mask, view, got.noise)
+        token = forced if forced is not None else self._draw(logits, mask, view, got.noise)
+        if view is None:  # drawn ahead: the draw read the logits while they were in cache
+            self.dist.scale(logits, self.settings.temperature)  # llama.cpp reuses its buffer
         # What needs this step's grammar state is taken before the backends move on.
         disagreement = self.disagreement(view) if self.secondary is not None else None
         full = self.full_step(view) if self.settings.keep_full and view is not None else None
@@ -194,8 +198,7 @@ class Stepper:
             start = time.perf_counter()
             got = (ahead or self.ahead)()
             mask_ms = (time.perf_counter() - start) * 1000.0
-            self.dist.scale(logits, temperature)  # z for the record: llama.cpp reuses logits
-            return got, None, mask_ms
+            return got, None, mask_ms  # z is kept for the record after the draw
         self.dist.update(logits, temperature)
         view, mask_ms = self.masked()
         mask, n_valid = view.full_mask, view.n_valid
@@ -207,11 +210,15 @@ class Stepper:
         return bool(self.primary.check(np.array([token], dtype=np.int32))[0])
 
     def _draw(
-        self, mask: np.ndarray | None, view: MaskedView | None, noise: StepNoise | None
+        self,
+        logits: np.ndarray,
+        mask: np.ndarray | None,
+        view: MaskedView | None,
+        noise: StepNoise | None,
     ) -> int:
         if self.draw is not None:
             assert mask is not None
-            return self.draw.draw(self.dist.scaled, mask, noise)
+            return self.draw.draw(logits, self._inv_t, mask, noise)
         assert view is not None
         u = float(self.rng.random()) if self.settings.temperature > 0 else None
         return self.dist.sample(view, u)

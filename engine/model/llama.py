@@ -266,6 +266,7 @@ class Model:
             )
         return list(buf[:n])
 
+    @lru_cache(maxsize=65536)  # noqa: B019 - one Model per process, lives as long as it
     def piece(self, token: int) -> bytes:
         """The bytes the token adds to the output (special tokens as their text)."""
         buf = getattr(self._piece_bufs, "buf", None)

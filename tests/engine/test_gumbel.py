@@ -9,8 +9,9 @@ from engine.decode.gumbel import GumbelNoise
 
 
 def draw_once(noise: GumbelNoise, z: np.ndarray, mask: np.ndarray) -> int:
-    """One step as a run makes it: the noise for the mask, then the draw."""
-    return noise.draw(z, mask, noise.for_step(mask, int(mask.sum())))
+    """One step as a run makes it: the noise for the mask, then the draw (z as the logits
+    at T = 1)."""
+    return noise.draw(z, np.float32(1.0), mask, noise.for_step(mask, int(mask.sum())))
 
 
 def frequencies(noise: GumbelNoise, z: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
@@ -94,3 +95,15 @@ def test_noise_made_ahead_draws_what_noise_made_in_turn_draws():
         ahead.make_next()  # as the helper does after the step's record
     assert all(a == b for a, b in drawn)
     assert len({a for a, _ in drawn}) > 50  # the draws do vary
+
+
+@pytest.mark.parametrize("regime", [*REGIMES, pytest.param({"greedy": True}, id="greedy")])
+def test_degenerate_logits_never_let_an_invalid_token_through(regime):
+    # Every valid logit is -inf, and an invalid one is NaN: no race has a finite valid
+    # winner, so the valid tokens are drawn uniformly (as the records' view counts them).
+    z = np.array([0.0, -np.inf, np.nan, -np.inf], dtype=np.float32)
+    mask = np.array([False, True, False, True])
+    t = 0.0 if regime.pop("greedy", False) else 1.0
+    noise = GumbelNoise(4, seed=2, temperature=t, **regime)
+    drawn = {draw_once(noise, z, mask) for _ in range(200)}
+    assert drawn == ({1} if t == 0.0 else {1, 3})

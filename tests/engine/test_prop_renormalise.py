@@ -160,6 +160,11 @@ def test_the_masked_distribution_is_p_over_the_valid_mass(case):
         assert best == z.max() or abs(best - z.max()) <= 1e-6 * max(1.0, abs(z.max()))
 
 
+def _gumbel_draw(noise: GumbelNoise, z: np.ndarray, mask: np.ndarray, n_valid: int) -> int:
+    """One drawn-ahead step, z passed as the logits at T = 1."""
+    return noise.draw(z, np.float32(1.0), mask, noise.for_step(mask, n_valid))
+
+
 @PROPS
 @given(case=cases(), seed=st.integers(0, 2**16))
 def test_the_gumbel_draw_is_always_valid_and_greedy_takes_the_best(case, seed):
@@ -167,11 +172,11 @@ def test_the_gumbel_draw_is_always_valid_and_greedy_takes_the_best(case, seed):
     n_valid = int(case.mask.sum())
     for small in (case.n, 0):  # a noise per valid token; the J largest (J = 2: most outside)
         noise = GumbelNoise(case.n, seed, 1.0, top_j=2, small=small)
-        draws = [noise.draw(z, case.mask, noise.for_step(case.mask, n_valid)) for _ in range(20)]
+        draws = [_gumbel_draw(noise, z, case.mask, n_valid) for _ in range(20)]
         assert all(case.mask[t] for t in draws)
     greedy = GumbelNoise(case.n, seed, 0.0)
     best = np.where(case.mask, z.astype(np.float64), -np.inf)
-    assert best[greedy.draw(z, case.mask, greedy.for_step(case.mask, n_valid))] == best.max()
+    assert best[_gumbel_draw(greedy, z, case.mask, n_valid)] == best.max()
 
 
 # -- the distribution of random draws --------------------------------------------------
@@ -221,7 +226,7 @@ def test_random_draws_follow_p_over_the_valid_mass(case, seed):
     for small in (case.n, 0):  # a noise per valid token; the J largest and the rest
         noise = GumbelNoise(case.n, seed, 1.0, top_j=4, small=small)
         drawn = np.bincount(
-            [noise.draw(z, case.mask, noise.for_step(case.mask, n_valid)) for _ in range(DRAWS)],
+            [_gumbel_draw(noise, z, case.mask, n_valid) for _ in range(DRAWS)],
             minlength=case.n,
         )
         assert chi_square_passes(drawn, want)
