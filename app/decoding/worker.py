@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 
+from engine import heap
 from engine.decode.loop import generate
 from engine.decode.pacing import Pacer
 from engine.errors import GrammarError, MaskscopeError
@@ -164,11 +165,12 @@ class _Worker(QObject):
     @Slot(object)
     def load(self, settings: ModelSettings) -> None:
         try:
-            model = self._load(settings)
+            model = self._load(settings, settle=False)
             # llguidance builds its token trie (~1.7 s) holding Python's GIL, which stalls
             # the window: here, while it says it is loading, rather than at the first Run.
             self.sig_state.emit("Preparing the vocabulary for the grammar…")
             tokenizer_for(model, self._stop.is_set)
+            heap.settle_after_load(model)  # the model's and the tokenizer's objects
         except LoadCancelled:
             pass  # the window is closing: nobody is waiting for this model
         except MaskscopeError as e:
@@ -214,11 +216,15 @@ class _Worker(QObject):
         finally:
             self.sig_idle.emit()
 
-    def _load(self, settings: ModelSettings) -> Model:
+    def _load(self, settings: ModelSettings, settle: bool = True) -> Model:
+        """The model, loaded or reused; unless `settle` is False, its objects are kept out of
+        the garbage collections a run makes (engine/heap.py)."""
         self.sig_state.emit("Loading model…")
         model = self._cache.get(settings, self._stop.is_set)
         if self._stop.is_set():  # the window is closing: the hash below would cost ~0.5 s
             raise LoadCancelled(f"the load of {model.info.name} was stopped")
+        if settle:
+            heap.settle_after_load(model)
         _provenance(model, None)  # hash the model file here, once, not after a run
         self.sig_model_loaded.emit(settings, model.info)
         return model

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.random import SeedSequence, default_rng  # at import: see stepper.py
 
 # How many of the largest noises are made ahead: at T = 0.7 over a random-weight model's
 # spread logits (the hardest case), b - G_(J) clears the top logit at J = 4096 on most steps.
@@ -55,10 +56,10 @@ class GumbelNoise:
     def __init__(
         self, n_vocab: int, seed: int, temperature: float, top_j: int = TOP, small: int = SMALL
     ) -> None:
-        top, own, rest = np.random.SeedSequence(seed).spawn(3)
-        self._top_rng = np.random.default_rng(top)  # the J largest, in order
-        self._own_rng = np.random.default_rng(own)  # small valid sets' own noise
-        self._rest_rng = np.random.default_rng(rest)  # tokens outside the J that could win
+        top, own, rest = SeedSequence(seed).spawn(3)
+        self._top_rng = default_rng(top)  # the J largest, in order
+        self._own_rng = default_rng(own)  # small valid sets' own noise
+        self._rest_rng = default_rng(rest)  # tokens outside the J that could win
         self._n = n_vocab
         self._inv_t = 1.0 / temperature if temperature > 0 else 0.0
         self._j = min(top_j, n_vocab)

@@ -13,6 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Imported with this module, not on first use: NumPy loads numpy.random lazily, and loading
+# it holds the GIL for about 90 ms, which froze the window at a run's first step when the
+# worker thread did it (the bench's GUI-lag probe: 90-140 ms).
+from numpy.random import default_rng
+
 from engine.decode.distribution import Distribution, MaskedView
 from engine.decode.gumbel import GumbelNoise, StepNoise
 from engine.errors import GrammarError
@@ -137,7 +142,7 @@ class Stepper:
         self.settings = settings
         self.dist = Distribution(model.n_vocab)
         self.eog = model.eog_ids
-        self.rng = np.random.default_rng(settings.seed)
+        self.rng = default_rng(settings.seed)
         t = settings.temperature
         self._inv_t = np.float32(1.0 / t if t > 0 else 1.0)  # as Distribution.scale's
         self.draw = draw  # drawn ahead of the record (drawn_ahead()); else by inverse CDF

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.chart.step_chart import StepChart
 from app.decoding.worker import RunController, RunRequest
+from engine import heap
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import Model
 from engine.records import StepRecord
@@ -100,6 +101,7 @@ def gui_max_lag_ms(app: QApplication, settings: ModelSettings, request: dict[str
     """Worst GUI-thread stall while the app's worker decodes and the chart draws each step."""
     model = Model.load(settings)
     tokenizer_for(model)  # built once per model, before any run, as the window's preload does
+    heap.settle_after_load(model)  # as the window's preload does after the tokenizer
     chart = _shown_chart(app)
     controller = RunController(cache=FixedModelCache(model))
     errors: list[str] = []
