@@ -25,7 +25,6 @@ import hashlib
 import os
 import platform
 import shlex
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 
 from engine.errors import MaskscopeError
+from engine.llama_build import cached_binary
 from engine.llama_build.flags import LLAMA_CPP_VERSION
 from engine.model.paths import cache_dir
 
@@ -131,7 +131,7 @@ def build_converter() -> Path:
     """Compile the converter from the sdist's llama.cpp and move it into the cache."""
     from engine.llama_build.wheels import source_archive  # pip download, if not cached
 
-    target = converter_dir()
+    target = converter_dir() / BINARY
     print(
         f">> Compiling llama.cpp's JSON-Schema converter from llama-cpp-python "
         f"{LLAMA_CPP_VERSION}'s sdist (the one llama-server runs); about 30 s on 2 cores",
@@ -145,40 +145,22 @@ def build_converter() -> Path:
             subprocess.run(compile_command(source, built), check=True)
         except (subprocess.CalledProcessError, OSError) as e:
             raise ConverterBuildError(f"llama.cpp's converter did not build: {e}") from e
-        failure = proof_failure(built)
-        if failure is not None:
-            raise ConverterBuildError(failure)
-        target.mkdir(parents=True, exist_ok=True)
-        partial = target / f"{BINARY}.partial"
-        shutil.copy2(built, partial)
-        os.replace(partial, target / BINARY)
-    print(f">> Built {target / BINARY} in {time.monotonic() - started:.0f} s", flush=True)
-    return target / BINARY
+        cached_binary.install(built, target)
+    print(f">> Built {target} in {time.monotonic() - started:.0f} s", flush=True)
+    return target
 
 
 def ensure_converter(rebuild: bool = False) -> Path:
     """The cached converter, proven on one schema; built (again) when missing or failing."""
-    binary = None if rebuild else cached_converter()
-    if binary is not None:
-        failure = proof_failure(binary)
-        if failure is None:
-            return binary
-        print(f">> {failure}: compiling it again", flush=True)
-        binary.unlink(missing_ok=True)
-    return build_converter()
+    cached = None if rebuild else cached_converter()
+    return cached_binary.ensure(cached, proof_failure, build_converter, ConverterBuildError)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m engine.llama_build.converter", description=__doc__)
-    p.add_argument("--rebuild", action="store_true", help="compile again, ignoring the cache")
-    args = p.parse_args(argv)
-    try:
-        binary = ensure_converter(rebuild=args.rebuild)
-    except ConverterBuildError as e:
-        print(f"maskscope: {e}", file=sys.stderr)
-        return 1
-    print(f">> llama.cpp's JSON-Schema converter: {binary}")
-    return 0
+    return cached_binary.main(
+        p, lambda args: ensure_converter(args.rebuild), "llama.cpp's JSON-Schema converter", argv
+    )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ import argparse
 import hashlib
 import os
 import platform
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 
 from engine.errors import MaskscopeError
+from engine.llama_build import cached_binary
 from engine.llama_build.flags import GPU_ARGS, LLAMA_CPP_VERSION, BuildFlags, chosen
 from engine.llama_build.verdict import installed_flags
 from engine.llama_build.wheels import source_archive
@@ -107,7 +107,7 @@ def _configure_and_build(source: Path, build: Path, flags: BuildFlags) -> Path:
 
 def build_server(flags: BuildFlags) -> Path:
     """Compile llama-server with `flags` (minutes) and move it into the cache atomically."""
-    target = server_dir(flags)
+    target = server_dir(flags) / BINARY
     print(
         f">> Compiling llama-server from llama-cpp-python {LLAMA_CPP_VERSION}'s llama.cpp "
         f"({flags.name}: {flags.description}); about 10 minutes on 2 cores",
@@ -122,12 +122,9 @@ def build_server(flags: BuildFlags) -> Path:
             built = _configure_and_build(source, Path(tmp) / "build", flags)
         except (subprocess.CalledProcessError, OSError) as e:
             raise ServerBuildError(f"llama-server did not build: {e}") from e
-        target.mkdir(parents=True, exist_ok=True)
-        partial = target / f"{BINARY}.partial"
-        shutil.copy2(built, partial)
-        os.replace(partial, target / BINARY)
-    print(f">> Built {target / BINARY} in {time.monotonic() - started:.0f} s", flush=True)
-    return target / BINARY
+        cached_binary.install(built, target)
+    print(f">> Built {target} in {time.monotonic() - started:.0f} s", flush=True)
+    return target
 
 
 def ensure_server(flags: BuildFlags, rebuild: bool = False) -> Path:
@@ -136,32 +133,16 @@ def ensure_server(flags: BuildFlags, rebuild: bool = False) -> Path:
     A cached binary that crashes (copied from another CPU, or a broken build) is compiled
     again with the same portable flags, ignoring the cache, as `make rebuild-llama` does.
     """
-    binary = None if rebuild else cached_server(flags)
-    if binary is not None:
-        failure = run_failure(binary)
-        if failure is None:
-            return binary
-        print(f">> {failure}: compiling it again", flush=True)
-    binary = build_server(flags)
-    failure = run_failure(binary)
-    if failure is not None:
-        binary.unlink(missing_ok=True)  # never leave a binary that crashes in the cache
-        raise ServerBuildError(failure)
-    return binary
+    cached = None if rebuild else cached_server(flags)
+    return cached_binary.ensure(cached, run_failure, lambda: build_server(flags), ServerBuildError)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m engine.llama_build.server", description=__doc__)
     p.add_argument("--gpu", choices=sorted(GPU_ARGS), default="cpu")
-    p.add_argument("--rebuild", action="store_true", help="compile again, ignoring the cache")
-    args = p.parse_args(argv)
-    try:
-        binary = ensure_server(chosen(args.gpu), rebuild=args.rebuild)
-    except ServerBuildError as e:
-        print(f"maskscope: {e}", file=sys.stderr)
-        return 1
-    print(f">> llama-server: {binary}")
-    return 0
+    return cached_binary.main(
+        p, lambda args: ensure_server(chosen(args.gpu), args.rebuild), "llama-server", argv
+    )
 
 
 if __name__ == "__main__":

@@ -281,9 +281,18 @@ def test_a_cached_converter_that_fails_its_proof_is_built_again(tmp_path, monkey
     broken.chmod(0o755)
     assert "did not convert the proof schema" in build.proof_failure(broken)
     built: list[bool] = []
-    monkeypatch.setattr(build, "build_converter", lambda: built.append(True) or broken)
-    build.ensure_converter()
-    assert built == [True] and not broken.exists()
+
+    def compiled() -> Path:  # a stand-in for a real 30 s compile, which says what it must
+        assert not broken.exists()  # the failing one went first
+        built.append(True)
+        fixed = broken.with_name("fixed")
+        fixed.write_text(f"#!/bin/sh\nprintf '%s' '{build.PROOF_GBNF}'\n", encoding="utf-8")
+        fixed.chmod(0o755)
+        return fixed
+
+    monkeypatch.setattr(build, "build_converter", compiled)
+    binary = build.ensure_converter()
+    assert built == [True] and build.proof_failure(binary) is None
 
 
 def test_the_real_converter_passes_its_proof():
