@@ -117,6 +117,7 @@ class MassPlot(QWidget):
         self.plot.setLabel("bottom", "step")
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.vb = self.plot.getPlotItem().vb
+        self.vb.sigResized.connect(self._fit_side_titles)
         self.vb.disableAutoRange()
         self.vb.setLimits(xMin=0, minXRange=MIN_ZOOM_STEPS)
         self.vb.sigRangeChangedManually.connect(self._zoomed_by_user)
@@ -200,6 +201,17 @@ class MassPlot(QWidget):
         for name in ("left", "bottom", "right"):
             self.plot.getAxis(name).setStyle(tickFont=tick_font)
         self.apply_theme(chart_colors())
+
+    def _fit_side_titles(self) -> None:
+        """The side axes' titles where they fit the plot's height, hidden where they would
+        be cut (a short plot, presentation mode's large type): the title above the plot
+        names both curves in their colours either way."""
+        height = self.vb.height()
+        for name in ("left", "right"):
+            axis = self.plot.getAxis(name)
+            fits = axis.label.boundingRect().width() <= height
+            if axis.label.isVisible() != fits:
+                axis.showLabel(fits)
 
     def set_log_scale(self, on: bool) -> None:
         self._log = on
@@ -300,6 +312,7 @@ class MassPlot(QWidget):
         )
         self.plot.setLabel("left", mass_label, color=colors.mass_line.name())
         self.plot.setLabel("right", entropy_label, color=entropy.name())
+        self._fit_side_titles()
         self.title.setText(title_html(colors, plain))
         self.entropy_curve.setPen(pg.mkPen(entropy, width=1))
         self.dip_labels.apply_theme(colors)

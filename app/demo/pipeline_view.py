@@ -17,7 +17,9 @@ from app.demo.step_explained import NO_NUMBER, Stage
 from app.theme import chart_colors, is_dark
 
 N_STAGES = 6
-ROW_LENGTHS = (N_STAGES, 3, 2)  # boxes a row: one row, or two, or three in a narrow pane
+# Boxes a row: one row, or two, or three in a narrow pane, or a column in a pane too narrow
+# for two boxes side by side (presentation mode's large type in a third of 1280 px).
+ROW_LENGTHS = (N_STAGES, 3, 2, 1)
 
 
 class StageBox(QFrame):

@@ -5,18 +5,21 @@ Xvfb screenshots: the offscreen platform does not make a window full screen.)"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QTabBar, QToolButton
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QApplication, QTabBar, QToolButton
 
 from app.demo.explanation_panel import ExplanationPanel
+from app.demo.presentation import FONT_SCALE
 from engine.runs.saved import SavedRun, load_run, run_settings
 
 RUN = Path(__file__).parent.parent / "data" / "runs" / "currency-logits.json"
 NARROW = 330  # about the right column's width in the default layout at 1280x800
+PRESENTED = 400  # the explanation's width in presentation mode at 1280x800
 
 
 @pytest.fixture(scope="module")
@@ -24,10 +27,35 @@ def run() -> SavedRun:
     return load_run(RUN)
 
 
-def test_the_explanation_fits_a_narrow_pane(qtbot, run):
+@pytest.fixture
+def app_font() -> Iterator[Callable[[float], None]]:
+    """Scales the application's font for one test, and puts it back after."""
+    app = QApplication.instance()
+    saved = QFont(app.font())
+
+    def scale(by: float) -> None:
+        font = QFont(saved)
+        font.setPointSizeF(saved.pointSizeF() * by)
+        app.setFont(font)
+
+    yield scale
+    app.setFont(saved)
+
+
+@pytest.mark.parametrize(
+    ("width", "presenting"),
+    # Presentation mode at 1280x800 gives the explanation a third of the screen, in type
+    # half as large again: two pipeline boxes side by side no longer fit, so they stack.
+    [(NARROW, False), (PRESENTED, True)],
+    ids=["narrow", "presentation-1280"],
+)
+def test_the_explanation_fits_a_narrow_pane(qtbot, run, width, presenting, app_font):
+    if presenting:  # as presentation mode sets it: the application's font
+        app_font(FONT_SCALE)
     panel = ExplanationPanel()
     qtbot.addWidget(panel)
-    panel.resize(NARROW, 700)
+    panel.set_plain_language(presenting)
+    panel.resize(width, 700)
     panel.show()
     qtbot.waitExposed(panel)
     index = len(run.records) // 2
@@ -45,6 +73,9 @@ def test_the_explanation_fits_a_narrow_pane(qtbot, run):
     assert not table.horizontalScrollBar().isVisible()
     for label in (panel.sum_label, panel.why_label, panel.title):
         assert label.geometry().right() <= label.parentWidget().width()
+    assert panel.pipeline.width() <= viewport.width()
+    for box in panel.pipeline.boxes:
+        assert box.geometry().right() <= panel.pipeline.width()
 
 
 def test_tab_names_are_whole(qtbot, window):

@@ -202,3 +202,19 @@ def test_dip_labels_stay_inside_the_plot_and_off_their_marks(qtbot) -> None:
     vb.setXRange(0.5, 12.0, padding=0)
     qtbot.wait(20)
     check(shown[0])
+
+
+def test_a_side_title_shows_only_where_it_fits_the_plots_height(qtbot) -> None:
+    # Presentation mode at 1280x800 left the strip about 130 px high, and its side titles in
+    # large type were cut at both ends; the title above the plot names both curves.
+    chart = fed(qtbot, records())
+    left, right = (chart.mass_plot.getAxis(name) for name in ("left", "right"))
+    chart.resize(chart.width(), 1400)
+    qtbot.waitUntil(lambda: chart.mass.vb.height() > 250)
+    assert left.label.isVisible() and right.label.isVisible()
+    chart.resize(chart.width(), 300)
+    qtbot.waitUntil(lambda: not left.label.isVisible())
+    assert left.label.boundingRect().width() > chart.mass.vb.height()
+    assert not right.label.isVisible()
+    chart.resize(chart.width(), 1400)  # room again: back
+    qtbot.waitUntil(lambda: left.label.isVisible() and right.label.isVisible())
