@@ -1,11 +1,12 @@
 """Long-lived objects kept out of Python's full garbage collections.
 
 A loaded model brings a heap of objects that live as long as it does (the tokenizer's
-tables, the grammar engine's vocabulary, the window's own). Every full collection walked
-them all, about 110 ms with the default model, and one fell early in each run: the window
-froze for that long at an early step (the bench's GUI-lag probe: 90-150 ms, against 20 ms
-once they are frozen). So after each model load, while the window says it is loading,
-everything still alive moves into the generation that collections skip (gc.freeze).
+tables, the grammar engine's vocabulary, the window's own modules): about 220,000, and
+every full collection walked them all, about 100 ms holding the GIL, so the window froze
+that long whenever one came (the bench's GUI-lag probe read 90-150 ms). After a model load
+everything still alive moves into the generation that collections skip (gc.freeze): a full
+collection then takes under 1 ms. The window calls this on its GUI thread, between jobs
+(app/decoding/worker.py): the collection may free Qt objects, which no other thread may.
 """
 
 from __future__ import annotations

@@ -165,12 +165,11 @@ class _Worker(QObject):
     @Slot(object)
     def load(self, settings: ModelSettings) -> None:
         try:
-            model = self._load(settings, settle=False)
+            model = self._load(settings)
             # llguidance builds its token trie (~1.7 s) holding Python's GIL, which stalls
             # the window: here, while it says it is loading, rather than at the first Run.
             self.sig_state.emit("Preparing the vocabulary for the grammar…")
             tokenizer_for(model, self._stop.is_set)
-            heap.settle_after_load(model)  # the model's and the tokenizer's objects
         except LoadCancelled:
             pass  # the window is closing: nobody is waiting for this model
         except MaskscopeError as e:
@@ -216,15 +215,11 @@ class _Worker(QObject):
         finally:
             self.sig_idle.emit()
 
-    def _load(self, settings: ModelSettings, settle: bool = True) -> Model:
-        """The model, loaded or reused; unless `settle` is False, its objects are kept out of
-        the garbage collections a run makes (engine/heap.py)."""
+    def _load(self, settings: ModelSettings) -> Model:
         self.sig_state.emit("Loading model…")
         model = self._cache.get(settings, self._stop.is_set)
         if self._stop.is_set():  # the window is closing: the hash below would cost ~0.5 s
             raise LoadCancelled(f"the load of {model.info.name} was stopped")
-        if settle:
-            heap.settle_after_load(model)
         _provenance(model, None)  # hash the model file here, once, not after a run
         self.sig_model_loaded.emit(settings, model.info)
         return model
@@ -338,6 +333,8 @@ class RunController(QObject):
         self._request_load.connect(self._worker.load)
         self._request_suite.connect(self._worker.run_suite)
         self._worker.sig_idle.connect(self._on_idle)
+        self._model_settings: ModelSettings | None = None  # of the last model a job loaded
+        self._worker.sig_model_loaded.connect(self._note_model)
         names = ("sig_state", "sig_model_loaded", "sig_step", "sig_provenance", "sig_finished")
         suite = ("sig_suite_progress", "sig_suite_finished", "sig_suite_error")
         for name in (*names, "sig_error", *suite):
@@ -406,6 +403,10 @@ class RunController(QObject):
         if self._owns_cache:
             self._cache.close()
 
+    @Slot(object, object)
+    def _note_model(self, settings: ModelSettings, _info: object) -> None:
+        self._model_settings = settings
+
     @Slot()
     def _on_idle(self) -> None:
         job = self._jobs.popleft()
@@ -413,3 +414,13 @@ class RunController(QObject):
             self.sig_run_ended.emit()
         elif job == "suite":
             self.sig_suite_ended.emit()
+        if not self._jobs and self._model_settings is not None:
+            self._settle(self._model_settings)
+
+    def _settle(self, settings: ModelSettings) -> None:
+        """Once per model, between jobs: what lives is kept out of the collections a run
+        makes (engine/heap.py). On this thread, the GUI's: the collection may free Qt
+        objects, which only the GUI thread may do (one freed on the worker crashed)."""
+        model = self._cache.loaded(settings)
+        if model is not None:
+            heap.settle_after_load(model)

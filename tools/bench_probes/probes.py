@@ -7,6 +7,7 @@ prints one JSON line: {"value": milliseconds}.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.chart.step_chart import StepChart
 from app.decoding.worker import RunController, RunRequest
+from app.main import gui_thread_garbage_collector
 from engine import heap
 from engine.masking.llguidance import tokenizer_for
 from engine.model.llama import Model
@@ -43,6 +45,9 @@ class FixedModelCache:
         self._model = model
 
     def get(self, settings: ModelSettings, should_stop: Callable[[], bool] | None = None) -> Model:
+        return self._model
+
+    def loaded(self, settings: ModelSettings) -> Model | None:
         return self._model
 
     def close(self) -> None:
@@ -101,7 +106,8 @@ def gui_max_lag_ms(app: QApplication, settings: ModelSettings, request: dict[str
     """Worst GUI-thread stall while the app's worker decodes and the chart draws each step."""
     model = Model.load(settings)
     tokenizer_for(model)  # built once per model, before any run, as the window's preload does
-    heap.settle_after_load(model)  # as the window's preload does after the tokenizer
+    collector = gui_thread_garbage_collector()  # the window's: collections on the GUI thread
+    heap.settle_after_load(model)  # as the window does once that preload has ended
     chart = _shown_chart(app)
     controller = RunController(cache=FixedModelCache(model))
     errors: list[str] = []
@@ -116,6 +122,8 @@ def gui_max_lag_ms(app: QApplication, settings: ModelSettings, request: dict[str
     controller.start(RunRequest(request["schema_text"], request["prompt"], settings, generation))
     loop.exec()
     probe.timer.stop()
+    collector.timer.stop()  # type: ignore[attr-defined]
+    gc.enable()
     controller.shutdown()
     if errors:
         raise RuntimeError(f"the run failed: {errors[0]}")
