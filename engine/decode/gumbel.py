@@ -18,7 +18,8 @@ order it matters, largest first:
   that hold them are a uniform random ordered sample of J tokens. Every other token's E is
   E_(J) + X, X ~ Exp(1), again independent (memorylessness), so its G is below G_(J).
   When the logits arrive, the best valid score b among the J is found; a token outside them
-  can beat b only if z > b - G_(J). Those few (usually none) get their E_(J) + X now.
+  can beat b only if z > b - G_(J). Those few (usually a handful, often none) get their
+  E_(J) + X now.
 
 Every draw uses float64 noise, so the draw is exact to double precision. The noise comes
 from generators of the run's own (seeded from its seed), each used in a fixed order: the
@@ -33,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.random import SeedSequence, default_rng  # at import: see stepper.py
 
-# How many of the largest noises are made ahead: at T = 0.7 over a random-weight model's
-# spread logits (the hardest case), b - G_(J) clears the top logit at J = 4096 on most steps.
+# How many of the largest noises are made ahead. Over a random-weight model's spread logits
+# at T = 0.7 (the hardest case), the tokens outside them that could still win were a median
+# of 3 a step (none on 38% of steps), and 4,096 gave the shortest step of 512 to 16,384.
 TOP = 4096
 # Valid sets up to this size get a noise per valid token instead.
 SMALL = 4096
