@@ -18,7 +18,15 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import (
+    QCoreApplication,
+    QObject,
+    Qt,
+    QThread,
+    Signal,
+    SignalInstance,
+    Slot,
+)
 
 from engine import heap
 from engine.decode.loop import generate
@@ -365,31 +373,26 @@ class RunController(QObject):
 
     def start(self, request: RunRequest) -> bool:
         """Queue a run; False (and nothing queued) while another run is in progress."""
-        if self.running or not self._thread.isRunning():
-            return False
-        self._stop.clear()
-        self._jobs.append("run")
-        self._request_run.emit(request)
-        return True
+        return self._queue("run", self._request_run, request)
 
     def start_suite(self, request: SuiteRequest) -> bool:
         """Queue a suite run; False (and nothing queued) while another run is in progress.
         stop() cancels it between two steps, keeping the samples that finished."""
-        if self.running or not self._thread.isRunning():
-            return False
-        self._stop.clear()
-        self._jobs.append("suite")
-        self._request_suite.emit(request)
-        return True
+        return self._queue("suite", self._request_suite, request)
 
     def load(self, settings: ModelSettings) -> bool:
         """Load (or reuse) a model ahead of the first run so the status bar can name it.
         Refused during a run, which loads the model it needs itself."""
+        return self._queue("load", self._request_load, settings)
+
+    def _queue(self, job: str, request: SignalInstance, argument: object) -> bool:
+        """Hand the worker a job; False (and nothing queued) during a run or once the thread
+        has ended. A Stop meant for the job before must not end this one."""
         if self.running or not self._thread.isRunning():
             return False
-        self._stop.clear()  # a Stop of the run before this one must not end this load
-        self._jobs.append("load")
-        self._request_load.emit(settings)
+        self._stop.clear()
+        self._jobs.append(job)
+        request.emit(argument)
         return True
 
     def stop(self) -> None:
