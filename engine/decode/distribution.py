@@ -18,7 +18,7 @@ _EXP_FLOOR = np.float32(-87.0)
 _SMALL_VALID_SET = 4096
 # Per-token arrays are padded to whole blocks: block maxima bound the top-K and block sums
 # locate a draw, each in one cheap pass over the vocabulary.
-_BLOCK = 1024
+BLOCK = 1024
 # Log-spaced bins for tightening the head between two thresholds 100x apart: each spans a
 # factor 100^(1/64), about 1.07.
 _TIGHTEN_BINS = 64
@@ -48,12 +48,17 @@ class MaskedView:
     deep: tuple[float, float] | None = None
 
 
+def inverse_temperature(temperature: float) -> float:
+    """1 / T, the logits' scale; greedy runs (T = 0) are scaled as at T = 1."""
+    return 1.0 / temperature if temperature > 0 else 1.0
+
+
 class Distribution:
     """softmax(logits / T) over the full vocabulary, in reused buffers."""
 
     def __init__(self, n_vocab: int) -> None:
         self.n = n_vocab
-        padded = -(-n_vocab // _BLOCK) * _BLOCK
+        padded = -(-n_vocab // BLOCK) * BLOCK
         self._p_padded = np.zeros(padded, dtype=np.float32)  # the padding stays 0
         self.p = self._p_padded[:n_vocab]
         self._pv_padded = np.zeros(padded, dtype=np.float32)  # P on the valid set, 0 elsewhere
@@ -78,7 +83,7 @@ class Distribution:
 
         Greedy runs (T = 0) show the distribution at T = 1.
         """
-        inv_t = 1.0 / temperature if temperature > 0 else 1.0
+        inv_t = inverse_temperature(temperature)
         np.multiply(logits, np.float32(inv_t), out=self._scaled)
         self._inv_t = inv_t
         self._top = None
@@ -276,15 +281,15 @@ class Distribution:
         """
         pv = self._pv_padded
         pv[ranked] = 0.0  # already walked; pv is rebuilt at the next step
-        blocks = pv.reshape(-1, _BLOCK).sum(axis=1, dtype=np.float64)
+        blocks = pv.reshape(-1, BLOCK).sum(axis=1, dtype=np.float64)
         filled = np.flatnonzero(blocks)
         if len(filled) == 0:
             return None
         cum_blocks = np.cumsum(blocks)
         # Rounding can put the target past the last valid token: that token takes it.
         b = min(int(np.searchsorted(cum_blocks, target, side="right")), int(filled[-1]))
-        start = b * _BLOCK
-        block = pv[start : start + _BLOCK]
+        start = b * BLOCK
+        block = pv[start : start + BLOCK]
         within = np.cumsum(block, dtype=np.float64)
         i = int(np.searchsorted(within, target - (cum_blocks[b] - blocks[b]), side="right"))
         return start + min(i, int(np.flatnonzero(block)[-1]))
@@ -331,18 +336,27 @@ def _top_k(values: np.ndarray, k: int) -> np.ndarray:
     at least k values reach, so the top k are all among the few values at or above it, in
     the few blocks whose maximum reaches it.
     """
-    blocks = values.reshape(-1, _BLOCK)
+    blocks = values.reshape(-1, BLOCK)
     block_max = blocks.max(axis=1)
     thr = 0.0
     if len(block_max) > k:
         thr = float(np.partition(block_max, len(block_max) - k)[len(block_max) - k])
     if thr > 0.0:
         reached = np.flatnonzero(block_max >= thr)
-        within = np.flatnonzero(blocks[reached] >= thr)  # in id order, as over the whole
-        ids = reached[within // _BLOCK] * _BLOCK + within % _BLOCK
+        ids = ids_in_blocks(blocks, reached, lambda v: v >= thr)
     else:
         ids = np.flatnonzero(values > 0.0)
     return ids[_top_positions(values[ids], k)][:k]
+
+
+def ids_in_blocks(
+    blocks: np.ndarray, reached: np.ndarray, keep: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """Ids, in order, of the values that `keep` selects in the `reached` rows of `blocks` (a
+    vocabulary laid out in rows of BLOCK): the same ids as over the whole vocabulary when
+    no other row holds one."""
+    within = np.flatnonzero(keep(blocks[reached]))
+    return reached[within // BLOCK] * BLOCK + within % BLOCK
 
 
 def _top_positions(values: np.ndarray, k: int) -> np.ndarray:

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.random import SeedSequence, default_rng  # at import: see stepper.py
 
+from engine.decode.distribution import BLOCK, ids_in_blocks
+
 # How many of the largest noises are made ahead. Over a random-weight model's spread logits
 # at T = 0.7 (the hardest case), the tokens outside them that could still win were a median
 # of 3 a step (none on 38% of steps), and 4,096 gave the shortest step of 512 to 16,384.
@@ -166,7 +168,6 @@ class GumbelNoise:
         return (int(near[k]), float(scores[k])) if scores[k] > best else (token, best)
 
 
-_BLOCK = 1024
 _FEW_BLOCKS = 4  # beyond this many blocks to search, one comparison of all z is faster
 
 
@@ -174,11 +175,10 @@ def _z_at_least(logits: np.ndarray, inv_t: np.float32, low: np.floating) -> np.n
     """Ids whose z = logits * inv_t is at least `low`, in order: block maxima first (float32
     rounding keeps order, so a block's largest z is its largest logit's), then only the
     blocks that reach it (usually none: one short pass where a whole one would take three)."""
-    whole = len(logits) // _BLOCK * _BLOCK
-    blocks = logits[:whole].reshape(-1, _BLOCK)
+    whole = len(logits) // BLOCK * BLOCK
+    blocks = logits[:whole].reshape(-1, BLOCK)
     reached = np.flatnonzero(blocks.max(axis=1) * inv_t >= low)
     if len(reached) > _FEW_BLOCKS:
         return np.flatnonzero(logits * inv_t >= low)
-    ids = [b * _BLOCK + np.flatnonzero(blocks[b] * inv_t >= low) for b in reached.tolist()]
-    ids.append(whole + np.flatnonzero(logits[whole:] * inv_t >= low))
-    return np.concatenate(ids)
+    ids = ids_in_blocks(blocks, reached, lambda v: v * inv_t >= low)
+    return np.concatenate([ids, whole + np.flatnonzero(logits[whole:] * inv_t >= low)])

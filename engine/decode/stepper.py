@@ -18,7 +18,7 @@ import numpy as np
 # worker thread did it (the bench's GUI-lag probe: 90-140 ms).
 from numpy.random import default_rng
 
-from engine.decode.distribution import Distribution, MaskedView
+from engine.decode.distribution import Distribution, MaskedView, inverse_temperature
 from engine.decode.gumbel import GumbelNoise, StepNoise
 from engine.errors import GrammarError
 from engine.grammar.compile import CompiledSchema
@@ -143,8 +143,7 @@ class Stepper:
         self.dist = Distribution(model.n_vocab)
         self.eog = model.eog_ids
         self.rng = default_rng(settings.seed)
-        t = settings.temperature
-        self._inv_t = np.float32(1.0 / t if t > 0 else 1.0)  # as Distribution.scale's
+        self._inv_t = np.float32(inverse_temperature(settings.temperature))
         self.draw = draw  # drawn ahead of the record (drawn_ahead()); else by inverse CDF
         self.out = bytearray()
         self.n_chars = 0
