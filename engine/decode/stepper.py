@@ -50,7 +50,8 @@ class Made:
 
 @dataclass(frozen=True, slots=True)
 class Ahead:
-    """A drawn-ahead step's mask and noise, made before its logits arrive."""
+    """A step's mask as the step reads it: for drawn-ahead runs made (with the noise) before
+    the logits arrive; otherwise taken from the masked view made now."""
 
     mask: np.ndarray | None  # None: a head-first view, which has no full mask
     n_valid: int
