@@ -16,6 +16,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
@@ -170,39 +171,43 @@ class _Worker(QObject):
         self._stop = stop
         self._pacer = pacer
 
+    @contextmanager
+    def _job(self, error: SignalInstance, what: str) -> Iterator[None]:
+        """A job's end: its error as one line on `error` (a bug too, which must not kill the
+        thread; `what` names the job in its message), then sig_idle, whatever happened."""
+        try:
+            yield
+        except MaskscopeError as e:
+            error.emit(e.kind, e.message)
+        except Exception as e:
+            error.emit("internal", bug_message(e, what))
+        finally:
+            self.sig_idle.emit()
+
     @Slot(object)
     def load(self, settings: ModelSettings) -> None:
-        try:
+        # A cancelled load: the window is closing, and nobody is waiting for this model.
+        with self._job(self.sig_error, "the window: a model load"), suppress(LoadCancelled):
             model = self._load(settings)
             # llguidance builds its token trie (~1.7 s) holding Python's GIL, which stalls
             # the window: here, while it says it is loading, rather than at the first Run.
             self.sig_state.emit("Preparing the vocabulary for the grammar…")
             tokenizer_for(model, self._stop.is_set)
-        except LoadCancelled:
-            pass  # the window is closing: nobody is waiting for this model
-        except MaskscopeError as e:
-            self.sig_error.emit(e.kind, e.message)
-        except Exception as e:  # a bug must not kill the thread; the UI shows one line
-            self.sig_error.emit("internal", bug_message(e, "the window: a model load"))
-        finally:
-            self.sig_idle.emit()
 
     @Slot(object)
     def run(self, request: RunRequest) -> None:
-        try:
+        with self._job(self.sig_error, "the window: a run"):
             self.sig_finished.emit(self._run(request))
-        except MaskscopeError as e:
-            self.sig_error.emit(e.kind, e.message)
-        except Exception as e:
-            self.sig_error.emit("internal", bug_message(e, "the window: a run"))
-        finally:
-            self.sig_idle.emit()
 
     @Slot(object)
     def run_suite(self, request: SuiteRequest) -> None:
-        try:
+        with self._job(self.sig_suite_error, "the window: a suite run"):
             self.sig_state.emit("Compiling schema…")
-            model = self._load(request.model)
+            try:
+                model = self._load(request.model)
+            except LoadCancelled:
+                self.sig_suite_error.emit("cancelled", "stopped before the model had loaded")
+                return
             self.sig_state.emit("Running the suite…")
             done = run_suite(
                 model,
@@ -214,14 +219,6 @@ class _Worker(QObject):
                 on_progress=self.sig_suite_progress.emit,
             )
             self.sig_suite_finished.emit(done)
-        except LoadCancelled:
-            self.sig_suite_error.emit("cancelled", "stopped before the model had loaded")
-        except MaskscopeError as e:
-            self.sig_suite_error.emit(e.kind, e.message)
-        except Exception as e:
-            self.sig_suite_error.emit("internal", bug_message(e, "the window: a suite run"))
-        finally:
-            self.sig_idle.emit()
 
     def _load(self, settings: ModelSettings) -> Model:
         self.sig_state.emit("Loading model…")
