@@ -10,7 +10,9 @@ two models and two thread counts, side by side in one run.
   pass (engine/decode/overlap.py), as they do beside a GPU. None on a one-core machine.
 
 The prompts go round the four models in turn, each backend on each, so load that drifts
-during the run (others' jobs on a shared machine) hits every column alike.
+during the run (others' jobs on a shared machine) hits every column alike. Each column ends
+with its floor (engine/bench/floor.py): bare forward passes that only copy the logits out
+and read them as the draw does, the least overhead that model and thread count allow.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from engine.bench.steps import BackendSamples, backend_summary, constrained_run, pct
+from engine.bench.floor import floor_ratios
+from engine.bench.steps import SEED, BackendSamples, backend_summary, constrained_run, pct
 from engine.bench.tiny_model import tiny_model
 from engine.grammar.compile import compile_schema
 from engine.model.llama import Model
@@ -80,6 +83,7 @@ def overhead_table(
                 for backend in backends if i % 2 == 0 else backends[::-1]:
                     samples = column.samples[backend]
                     constrained_run(column.model, compiled, prompt, backend, steps, samples)
+        progress("overhead: the floor, bare forward passes on each model")
         table: dict[str, Any] = {w: dict.fromkeys(THREADS) for w in ("real", "fast")}
         for c in columns:
             table[c.workload][c.threads] = {
@@ -87,6 +91,7 @@ def overhead_table(
                 "steps_overlap": c.model.has_spare_compute,
                 "forward_ms_p50": pct([f for s in c.samples.values() for f in s.forward], 50),
                 "backends": {b: backend_summary(s) for b, s in c.samples.items()},
+                "floor": floor_ratios(c.model, 4 * steps, SEED),  # bare steps: cheap, so more
             }
     finally:
         for c in columns:
@@ -122,3 +127,10 @@ def print_overhead_table(
         for label, key in (("step ms p50", "step_ms_p50"), ("overhead", "overhead_ratio")):
             paths = [f"{c}.backends.{backend}.{key}" for c in columns]
             row(f"{backend} {label}", [cell(p) for p in paths], target(paths), out)
+    for label, key in (("floor: copy", "copy"), ("floor: + draw reads", "copy_and_draw")):
+        row(label, [cell(f"{c}.floor.{key}") for c in columns], "", out)
+    print(
+        "floor: bare forward passes that only copy the logits out (+ the Gumbel draw's "
+        "reads of them): the least overhead this machine allows an exact, recorded step",
+        file=out,
+    )

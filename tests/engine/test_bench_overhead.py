@@ -20,7 +20,7 @@ from engine.model.llama import Model
 from engine.settings import ModelSettings
 
 
-def _column(threads: int, forward: float, step: float) -> dict[str, Any]:
+def _column(threads: int, forward: float, step: float, floor: float = 0.01) -> dict[str, Any]:
     samples = BackendSamples(forward=[forward] * 3, mask=[0.1] * 3, other=[0.0] * 3)
     samples.step = [step] * 3
     return {
@@ -28,13 +28,14 @@ def _column(threads: int, forward: float, step: float) -> dict[str, Any]:
         "steps_overlap": threads == 1,
         "forward_ms_p50": forward,
         "backends": {"llguidance": backend_summary(samples)},
+        "floor": {"copy": floor, "copy_and_draw": 2 * floor},
     }
 
 
 def _result() -> dict[str, Any]:
     overhead = {
         "real": {"default": _column(2, 10.0, 11.0), "free_core": _column(1, 16.0, 16.4)},
-        "fast": {"default": _column(2, 2.0, 3.0), "free_core": _column(1, 1.5, 1.65)},
+        "fast": {"default": _column(2, 2.0, 3.0), "free_core": _column(1, 1.5, 1.65, 0.045)},
     }
     result = {"overhead": overhead}
     result["targets"] = target_report(result)  # every other target: no value, no verdict
@@ -51,6 +52,10 @@ def test_the_table_puts_four_columns_side_by_side_with_verdicts() -> None:
     row = next(line for line in lines if "llguidance overhead" in line)
     # (11 - 10) / 10, (16.4 - 16) / 16, (3 - 2) / 2, (1.65 - 1.5) / 1.5
     assert row.split()[2:9] == ["0.100", "0.025", "met", "0.500", "0.100", "missed", "≤"]
+    copy = next(line for line in lines if "floor: copy" in line)
+    assert copy.split()[2:] == ["0.010", "0.010", "0.010", "0.045"]  # no target of its own
+    draw = next(line for line in lines if "floor: + draw reads" in line)
+    assert draw.split()[-1] == "0.090"
 
 
 def test_no_free_core_leaves_its_column_out_and_its_target_unjudged() -> None:
@@ -97,6 +102,7 @@ def test_both_models_measured_side_by_side() -> None:
         numbers = column["backends"]["llguidance"]
         assert numbers["n_steps"] == 3  # step 0 (the prompt's forward pass) left out
         assert math.isfinite(numbers["overhead_ratio"])
+        assert all(math.isfinite(r) for r in column["floor"].values())
     if free:
         assert table["fast"]["free_core"]["steps_overlap"] is True
         assert table["fast"]["free_core"]["threads"] == (os.cpu_count() or 1) - 1
