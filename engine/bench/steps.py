@@ -62,14 +62,20 @@ def rate(count: int, seconds: float) -> float | None:
 
 
 def backend_summary(s: BackendSamples) -> dict[str, Any]:
+    """Medians and ratios of one backend's steps. The overhead pairs each step with its own
+    forward pass: median(step - forward) / median(forward). On a shared machine the forward
+    pass moves by tens of percent between steps, and a difference of the two medians took
+    that noise for overhead (the fast model with a free core read 0.12 and 0.26 in two runs
+    of the same code, its per-step overhead 0.18 and 0.21 ms)."""
     step, forward = pct(s.step, 50), pct(s.forward, 50)
+    beside = pct([w - f for w, f in zip(s.step, s.forward, strict=True)], 50)
     return {
         "mask_ms_p50": pct(s.mask, 50),
         "mask_ms_p99": pct(s.mask, 99),
         "other_ms_p50": pct(s.other, 50),
         "forward_ms_p50": forward,
         "step_ms_p50": step,
-        "overhead_ratio": (step - forward) / forward if step and forward else None,
+        "overhead_ratio": beside / forward if beside is not None and forward else None,
         "tokens_per_s": rate(len(s.step), sum(s.step) / 1000.0),
         "compile_ms_p50": pct(s.compile, 50),
         "n_steps": len(s.step),

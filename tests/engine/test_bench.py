@@ -114,6 +114,13 @@ def test_backend_summary_of_fixed_samples() -> None:
     }
 
 
+def test_the_overhead_pairs_each_step_with_its_own_forward_pass() -> None:
+    # 1, 11 and 1 ms beside forward passes of 10, 10 and 20 ms: the medians of step and
+    # forward apart would read (21 - 10) / 10 = 1.1.
+    samples = BackendSamples(forward=[10.0, 10.0, 20.0], step=[11.0, 21.0, 21.0])
+    assert backend_summary(samples)["overhead_ratio"] == pytest.approx(0.1)  # 1 ms / 10 ms
+
+
 def test_a_backend_without_steps_reports_none() -> None:
     summary = backend_summary(BackendSamples())
     assert summary.pop("n_steps") == 0
