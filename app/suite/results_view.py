@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.plain_text import literal_html, plain_label
+from app.suite.fit_columns import fit_columns, fit_last_column
 from app.theme import chart_colors
 from engine.runs.saved import SavedRun
 from engine.suite.metrics import Sample, Summary, Verdict
@@ -42,6 +42,14 @@ COLUMNS = (
     "latency ms",
     "why it fails",
 )
+
+# In a narrow pane, the columns left out first (least needed first); a row's tooltip still
+# shows every number of its sample.
+DROP_ORDER = tuple(
+    COLUMNS.index(name)
+    for name in ("latency ms", "overruled", "mass mean", "seed", "forced", "mass min", "#")
+)
+WHY_MIN_CHARS = 20  # "why it fails" keeps at least this many characters' width
 
 FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light or dark
 
@@ -105,7 +113,7 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _cells(row: ResultRow | FileRow) -> tuple[list[str], str, str]:
-    """The row's cells (the last says why it fails, or "passes"), its tooltip, its name."""
+    """The row's cells (the last says why it fails, or "passes"), its output, its name."""
     s = row.sample if isinstance(row, ResultRow) else row
     n_fields = len(s.fields) if isinstance(s, Sample) else s.n_fields
     text = s.result.text if isinstance(s, Sample) else s.text
@@ -123,8 +131,7 @@ def _cells(row: ResultRow | FileRow) -> tuple[list[str], str, str]:
         "–" if s.latency_ms is None else f"{s.latency_ms:.0f}",
         why or "passes",
     ]
-    tip = f"{text}\n\n{why}" if why else text
-    return cells, tip, f"case {s.case_id}, sample {s.index + 1} (seed {s.seed})"
+    return cells, text, f"case {s.case_id}, sample {s.index + 1} (seed {s.seed})"
 
 
 def _mass(value: float | None) -> str:
@@ -218,11 +225,13 @@ class ResultsView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        fit_last_column(self.table)
         self.table.setToolTip("Double-click or Enter: open the sample in the chart and output")
         self.table.activated.connect(lambda index: self.open_row(index.row()))
+        # Fitted when the viewport itself changes size: the table's own resize comes before
+        # its scroll bars are laid out, with a width the columns would not get.
+        self.table.viewport().installEventFilter(self)
+        self.left_out: list[str] = []  # the columns too wide for the pane, by name
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         # Why an opened row could not be shown (its run left the cache), and how to get it.
@@ -261,6 +270,7 @@ class ResultsView(QWidget):
         """A sample as it finishes: added at the end, shaded if it fails."""
         self.rows.append(ResultRow(sample, run))
         self._fill(len(self.rows) - 1)
+        self._fit()
 
     def finish(self, rows: list[ResultRow], summary: Summary, verdict: Verdict) -> None:
         """The whole run: failing samples first, then in suite order."""
@@ -274,8 +284,26 @@ class ResultsView(QWidget):
         self.table.setRowCount(0)
         for r in range(len(self.rows)):
             self._fill(r)
+        self._fit()
         if self.rows:
             self.table.selectRow(0)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.table.viewport():
+            self._fit()
+        return super().eventFilter(watched, event)
+
+    def _fit(self) -> None:
+        """No sideways scrolling: columns that do not fit are left out, least needed first."""
+        room = self.fontMetrics().horizontalAdvance("x" * WHY_MIN_CHARS)
+        self.left_out = [COLUMNS[c] for c in fit_columns(self.table, DROP_ORDER, room)]
+        tip = "Double-click or Enter: open the sample in the chart and output"
+        if self.left_out:
+            tip += (
+                f"\n{', '.join(self.left_out)}: left out for want of width (widen the pane); "
+                "each row's tooltip shows every number of its sample"
+            )
+        self.table.setToolTip(tip)
 
     def open_row(self, visual_row: int) -> None:
         item = self.table.item(visual_row, 0)
@@ -290,7 +318,8 @@ class ResultsView(QWidget):
 
     def _fill(self, r: int) -> None:
         row = self.rows[r]
-        cells, tip, _ = _cells(row)
+        cells, text, _ = _cells(row)
+        tip = f"{detail_text(row)}\n\n{text}"  # every number, why it fails, the output
         items = [QTableWidgetItem(text) for text in cells]
         tint = QColor(chart_colors().bad)
         tint.setAlpha(FAILING_ALPHA)
@@ -302,8 +331,20 @@ class ResultsView(QWidget):
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             if not _passed(row):
                 item.setBackground(QBrush(tint))
-            item.setToolTip(literal_html(tip))  # the output and why it fails
+            item.setToolTip(literal_html(tip))
             self.table.setItem(at, c, item)
+
+
+def detail_text(row: ResultRow | FileRow) -> str:
+    """One sample's every cell, named, then why it fails: the head of its row's tooltip."""
+    cells, _, name = _cells(row)
+    c = dict(zip(COLUMNS, cells, strict=True))
+    latency = c["latency ms"] + (" ms" if c["latency ms"] != "–" else "")
+    return (
+        f"{name} · valid {c['valid']} · fields {c['fields ok']} · valid mass mean "
+        f"{c['mass mean']}, min {c['mass min']} · overruled {c['overruled']} · forced "
+        f"{c['forced']} · latency {latency}\n{c['why it fails']}"
+    )
 
 
 def _passed(row: ResultRow | FileRow) -> bool:

@@ -146,7 +146,7 @@ def test_a_suite_case_name_in_the_cases_and_results(win: MainWindow) -> None:
     )
     row = pane.results.table
     assert row.item(0, 0).text() == HOSTILE
-    assert drawn(row.item(0, 0).toolTip()).startswith(HOSTILE)  # the sample's output
+    assert drawn(row.item(0, 0).toolTip()).endswith(f"\n\n{HOSTILE}")  # the sample's output
 
 
 def _hostile_result() -> dict:

@@ -1,0 +1,71 @@
+"""The Suite pane's results table in a narrow pane: it leaves out its least needed columns
+rather than scroll sideways, keeps "why it fails" readable, and each row's tooltip still
+shows every number of its sample. Wide, it shows every column."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextDocumentFragment
+
+from app.suite.results_view import COLUMNS, ResultsView
+
+WHY = "$.items[0].quantity is 1, expected 2; $.total is 105.0, not within 0.01 of 59.97"
+
+
+def _result() -> dict:
+    def sample(case: str, index: int, failures: list[str]) -> dict:
+        return {"case": case, "index": index, "seed": index, "text": '{"total": 105.0}',
+                "valid": True, "truncated": False, "fields": [{"ok": True}, {"ok": False}],
+                "failures": failures,
+                "metrics": {"mean_valid_mass": 0.952, "min_valid_mass": 0.25,
+                            "n_overruled": 7, "n_forced": 21, "latency_ms": 2963.0}}  # fmt: skip
+
+    return {
+        "format": "maskscope-test-result", "version": 1, "suite": "invoice", "passed": False,
+        "metrics": {"n_samples": 3}, "thresholds": [], "problems": [], "cases": [],
+        "samples": [sample("gbp-desks", 0, [WHY]), sample("gbp-desks", 1, []),
+                    sample("usd-cables-and-more", 0, [WHY])],
+    }  # fmt: skip
+
+
+def _view(qtbot, width: int) -> ResultsView:
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.resize(width, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_result(_result(), "invoice.json")
+    return view
+
+
+def _shown(view: ResultsView) -> list[str]:
+    return [name for c, name in enumerate(COLUMNS) if not view.table.isColumnHidden(c)]
+
+
+def test_a_narrow_table_leaves_out_columns_instead_of_scrolling_sideways(qtbot) -> None:
+    view = _view(qtbot, 380)
+    table = view.table
+    assert table.horizontalScrollBar().maximum() == 0  # nothing to scroll to
+    shown = _shown(view)
+    assert shown[0] == "case" and shown[-1] == "why it fails"
+    assert {"valid", "fields ok"} <= set(shown)
+    assert "latency ms" in view.left_out and "latency ms" not in shown
+    why = table.columnWidth(COLUMNS.index("why it fails"))
+    assert why >= view.fontMetrics().horizontalAdvance("x" * 20)
+    assert "latency ms" in table.toolTip()  # says what it left out
+
+
+def test_a_rows_tooltip_keeps_what_its_columns_leave_out(qtbot) -> None:
+    view = _view(qtbot, 380)
+    tip = QTextDocumentFragment.fromHtml(view.table.item(0, 0).toolTip()).toPlainText()
+    assert "case gbp-desks, sample 1 (seed 0)" in tip
+    assert "overruled 7 · forced 21 · latency 2963 ms" in tip
+    assert WHY in tip and tip.endswith('{"total": 105.0}')  # why it fails, then the output
+
+
+def test_a_wide_table_shows_every_column_and_growing_brings_them_back(qtbot) -> None:
+    view = _view(qtbot, 380)
+    assert view.left_out
+    view.resize(1400, 400)
+    qtbot.waitUntil(lambda: not view.left_out)
+    assert _shown(view) == list(COLUMNS)
+    assert "left out" not in view.table.toolTip()
