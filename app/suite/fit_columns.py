@@ -29,5 +29,7 @@ def fit_columns(table: QTableWidget, drop_order: Sequence[int], last_min: int) -
             break
         left_out.append(column)
     for column in range(last + 1):
-        table.setColumnHidden(column, column in left_out)
+        hide = column in left_out
+        if table.isColumnHidden(column) != hide:  # each change lays the table out again
+            table.setColumnHidden(column, hide)
     return left_out

@@ -228,8 +228,10 @@ class ResultsView(QWidget):
         fit_last_column(self.table)
         self.table.setToolTip("Double-click or Enter: open the sample in the chart and output")
         self.table.activated.connect(lambda index: self.open_row(index.row()))
-        # Fitted when the viewport itself changes size: the table's own resize comes before
-        # its scroll bars are laid out, with a width the columns would not get.
+        # Fitted when the viewport itself changes width: the table's own resize comes before
+        # its scroll bars are laid out, with a width the columns would not get. (A fit that
+        # hides a column can toggle the sideways scroll bar, which resizes the viewport's
+        # height only: refitting on that looped, thousands of fits a second.)
         self.table.viewport().installEventFilter(self)
         self.left_out: list[str] = []  # the columns too wide for the pane, by name
         layout = QVBoxLayout(self)
@@ -289,7 +291,11 @@ class ResultsView(QWidget):
             self.table.selectRow(0)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.Resize and watched is self.table.viewport():
+        if (
+            event.type() == QEvent.Type.Resize
+            and watched is self.table.viewport()
+            and event.size().width() != event.oldSize().width()  # a fit moves only heights
+        ):
             self._fit()
         return super().eventFilter(watched, event)
 

@@ -69,3 +69,22 @@ def test_a_wide_table_shows_every_column_and_growing_brings_them_back(qtbot) -> 
     qtbot.waitUntil(lambda: not view.left_out)
     assert _shown(view) == list(COLUMNS)
     assert "left out" not in view.table.toolTip()
+
+
+def test_an_idle_table_stops_fitting(qtbot, monkeypatch) -> None:
+    # A fit can toggle the sideways scroll bar, which resizes the viewport: refitting on
+    # that looped (thousands of fits a second), and slowed the whole window.
+    fits = []
+    fit = ResultsView._fit
+    monkeypatch.setattr(ResultsView, "_fit", lambda self: fits.append(1) or fit(self))
+    for rows in (False, True):
+        view = ResultsView()
+        qtbot.addWidget(view)
+        view.resize(380, 300)
+        view.show()
+        qtbot.waitExposed(view)
+        if rows:
+            view.show_result(_result(), "invoice.json")
+        fits.clear()
+        qtbot.wait(300)
+        assert len(fits) <= 2
