@@ -1,5 +1,5 @@
 """What lets the Suite pane fit a narrow dock (issue 27): buttons as narrow as their text,
-and rows of them that wrap.
+rows of them that wrap, and a splitter whose folded part asks for no room.
 
 Fusion gives every push button with text a width of at least 80 px, and Qt's layouts never
 make a QPushButton narrower than that: the cases' row of five short buttons ("Undo",
@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QPushButton, QSizePolicy, QStyle, QStyleOptionButton, QWidget
+from PySide6.QtWidgets import (
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QStyle,
+    QStyleOptionButton,
+    QWidget,
+)
 
 _WIDE = 1000  # a text this wide is past any minimum width a style gives a button
 SPACING = 6
@@ -150,3 +157,29 @@ class FlowRow(QWidget):
 def _least(widget: QWidget) -> int:
     """The narrowest a layout would make the widget."""
     return widget.minimumWidth() or widget.minimumSizeHint().width()
+
+
+class FoldingSplitter(QSplitter):
+    """A vertical splitter whose minimum height leaves out a part folded to nothing.
+
+    QSplitter counts every part's minimum height, folded or not, so in a scrolled dock the
+    pane stayed as tall as the folded part and the rest together: the dock scrolled around
+    a table stretched over empty room. A folded part still comes back by its handle."""
+
+    def __init__(self, orientation: Qt.Orientation, parent: QWidget | None = None) -> None:
+        super().__init__(orientation, parent)
+        # A part folded or unfolded by its handle changes the minimum: the layout asks anew.
+        self.splitterMoved.connect(lambda *_: self.updateGeometry())
+
+    def setSizes(self, sizes: list[int]) -> None:
+        super().setSizes(sizes)
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        for index, size in enumerate(self.sizes()):
+            widget = self.widget(index)
+            if size == 0 and not widget.isHidden():
+                least = widget.minimumHeight() or widget.minimumSizeHint().height()
+                hint.setHeight(max(hint.height() - least, 0))
+        return hint

@@ -52,6 +52,7 @@ DROP_ORDER = tuple(
 WHY_MIN_CHARS = 20  # "why it fails" keeps at least this many characters' width
 
 FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light or dark
+EDITOR_LINK = "maskscope:suite-editor"  # in a result file's summary: unfold the editor
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +202,10 @@ def result_file_html(data: dict[str, Any], source: str, n_failing: int) -> str:
     problems = [str(p) for p in data.get("problems", [])]
     head = _verdict_head(problems, failed, bool(data.get("passed")))
     suite = escape(str(data.get("suite") or "a suite"))
-    where = f"Result file {escape(source)} · suite {suite} · double-click a sample to open it"
+    where = (
+        f"Result file {escape(source)} · suite {suite} · double-click a sample to open it · "
+        f"<a href='{EDITOR_LINK}'>show the suite editor</a>"
+    )
     # The file's numbers may be anything, markup included: escaped, as every value from it.
     numbers = escape(_file_numbers(data.get("metrics", {}), n_failing))
     return f"{where}<br>{head}<br>{numbers}"
@@ -211,13 +215,21 @@ class ResultsView(QWidget):
     sig_open = Signal(object, str)  # the SavedRun of the sample asked for, and its name
     # A row of a result file asked for: its run's cache key ("" when it has none), its name.
     sig_open_key = Signal(str, str)
+    sig_show_editor = Signal()  # the result file's summary asks for the folded suite editor
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.summary = QLabel("Run the suite to see its results here.", self)
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.summary.linkActivated.connect(
+            lambda link: self.sig_show_editor.emit() if link == EDITOR_LINK else None
+        )
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -23,14 +23,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QSpinBox,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from app.decoding.worker import RunController, SuiteRequest
 from app.suite.editor import SuiteEditor
-from app.suite.narrow import CompactButton, FlowRow
+from app.suite.narrow import CompactButton, FlowRow, FoldingSplitter
 from app.suite.results_view import ResultRow, ResultsView
 from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import SavedRun
@@ -93,6 +92,7 @@ class SuitePane(QWidget):
         c.sig_suite_ended.connect(self._ended)
         self.results.sig_open.connect(self.sig_open)
         self.results.sig_open_key.connect(self.open_cached)
+        self.results.sig_show_editor.connect(self._unfold_editor)
         self.editor.sig_changed.connect(self._show_planned)
         self.editor.sig_changed.connect(self._unfold_editor)
 
@@ -142,7 +142,7 @@ class SuitePane(QWidget):
         lower.addLayout(bar)
         lower.addWidget(options)
         lower.addWidget(self.results, 1)
-        self.splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.splitter = FoldingSplitter(Qt.Orientation.Vertical, self)
         self.splitter.addWidget(self.editor)
         self.splitter.addWidget(bottom)
         self.splitter.setChildrenCollapsible(False)
@@ -281,9 +281,10 @@ class SuitePane(QWidget):
         return ""
 
     def favour_results(self) -> None:
-        """A result file's samples are what there is to look at: the editor folds away
-        (dragging the handle, running or opening a suite brings it back). Call once the
-        pane shows, when its size is known."""
+        """A result file's samples are what there is to look at: the editor folds away, and
+        the pane asks for no room for it (FoldingSplitter): its summary's "show the suite
+        editor", running or opening a suite brings it back, as does its handle where the
+        dock has room. Call once the pane shows, when its size is known."""
         self.splitter.setCollapsible(0, True)
         self.splitter.setSizes([0, sum(self.splitter.sizes())])
         self.updateGeometry()
