@@ -52,6 +52,7 @@ DROP_ORDER = tuple(
 WHY_MIN_CHARS = 20  # "why it fails" keeps at least this many characters' width
 
 FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light or dark
+OPEN_TIP = "Double-click or Enter: open the sample in the chart and output"
 EDITOR_LINK = "maskscope:suite-editor"  # in a result file's summary: unfold the editor
 
 
@@ -238,7 +239,7 @@ class ResultsView(QWidget):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         fit_last_column(self.table)
-        self.table.setToolTip("Double-click or Enter: open the sample in the chart and output")
+        self.table.setToolTip(OPEN_TIP)
         self.table.activated.connect(lambda index: self.open_row(index.row()))
         # Fitted when the viewport itself changes width: the table's own resize comes before
         # its scroll bars are laid out, with a width the columns would not get. (A fit that
@@ -315,7 +316,7 @@ class ResultsView(QWidget):
         """No sideways scrolling: columns that do not fit are left out, least needed first."""
         room = self.fontMetrics().horizontalAdvance("x" * WHY_MIN_CHARS)
         self.left_out = [COLUMNS[c] for c in fit_columns(self.table, DROP_ORDER, room)]
-        tip = "Double-click or Enter: open the sample in the chart and output"
+        tip = OPEN_TIP
         if self.left_out:
             tip += (
                 f"\n{', '.join(self.left_out)}: left out for want of width (widen the pane); "
