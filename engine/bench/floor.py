@@ -16,7 +16,8 @@ import time
 
 import numpy as np
 
-from engine.decode.distribution import BLOCK
+from engine.bench.steps import TEMPERATURE, BackendSamples, backend_summary
+from engine.decode.distribution import BLOCK, Distribution
 from engine.decode.gumbel import TOP
 from engine.model.llama import Model
 
@@ -25,8 +26,9 @@ _FIRST_IDS = 256  # fed back as the next token: past Gemma's control and byte to
 
 
 def floor_ratios(model: Model, steps: int, seed: int) -> dict[str, float | None]:
-    """(step - forward) / forward at the p50 of `steps` bare steps: "copy", the logits
-    copied out only; "copy_and_draw", also the draw's two reads."""
+    """The overhead of `steps` bare steps, read as the bench reads every step's
+    (engine/bench/steps.py): "copy", the logits copied out only, as the step copies them
+    (Distribution.scale); "copy_and_draw", also the draw's two reads."""
     return {
         "copy": _bare_ratio(model, steps, seed, draw=False),
         "copy_and_draw": _bare_ratio(model, steps, seed, draw=True),
@@ -36,23 +38,22 @@ def floor_ratios(model: Model, steps: int, seed: int) -> dict[str, float | None]
 def _bare_ratio(model: Model, steps: int, seed: int, draw: bool) -> float | None:
     n = model.n_vocab
     ids = np.sort(np.random.default_rng(seed).choice(n, min(TOP, n), replace=False))
-    z = np.empty(n, dtype=np.float32)
+    dist = Distribution(n)
     whole = n // BLOCK * BLOCK
     model.reset()
     model.eval_prompt(model.tokenize(FLOOR_PROMPT, add_special=True))
-    token, walls, forwards = _FIRST_IDS, [], []
+    token, samples = _FIRST_IDS, BackendSamples()
     last = time.perf_counter()
     for _ in range(steps):
         logits = model.logits()
-        np.multiply(logits, np.float32(1.0), out=z)
+        dist.scale(logits, TEMPERATURE)
         if draw:  # the token fed back depends on both reads, so neither is skipped
             block = int(logits[:whole].reshape(-1, BLOCK).max(axis=1).argmax())
             token = int(ids[int(np.argmax(logits[ids]))]) + block
         start = time.perf_counter()
         model.eval_token(_FIRST_IDS + token % _FIRST_IDS)
         now = time.perf_counter()
-        forwards.append(now - start)
-        walls.append(now - last)
+        samples.forward.append((now - start) * 1000.0)
+        samples.step.append((now - last) * 1000.0)
         last = now
-    step, forward = float(np.median(walls[1:])), float(np.median(forwards[1:]))
-    return (step - forward) / forward if forward > 0 else None
+    return backend_summary(samples)["overhead_ratio"]
