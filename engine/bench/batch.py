@@ -14,6 +14,11 @@ baseline, where each sample evaluates the prompt and builds its backend itself, 
 - "fast": the same decode on the fast model (random weights over the same vocabulary,
   engine/bench/tiny_model.py), whose forward pass is a millisecond or two: there the
   sequences' own work (softmax, view, record) is most of a step. The peer does not run it.
+
+Each row also says what llama.cpp's forward passes alone gave: the speed-up over P = 1
+counting only the forward passes (prompts included) of the same runs. Where a row's
+speed-up falls short of it, the decode loop's own work is the gap; where the forward
+passes alone fall short of a target, no work on the loop can meet it on that machine.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class Made:
     tokens: int
     valid: int
     wall_s: float
+    forward_s: float | None = None  # of the wall, llama.cpp's forward passes (prompts too)
 
 
 def batch_workloads(steps: int, temperature: float, seed: int) -> list[BatchWorkload]:
@@ -87,15 +93,25 @@ def ours(model: Model, w: BatchWorkload, seeds: list[int], parallel: int) -> Mad
     """The samples for `seeds`, `parallel` at a time (1: generate(), one after another)."""
     t0 = time.perf_counter()
     results: list[RunResult] = []
+    forward_ms = 0.0
     for start in range(0, len(seeds), parallel):
         chunk = seeds[start : start + parallel]
         if parallel == 1:
-            results.append(_one(model, w, chunk[0]))
+            results.append(one := _one(model, w, chunk[0]))
+            forward_ms += one.prompt_ms + one.forward_ms
         else:
             runs = generate_batch(model, w.compiled, w.prompt, w.settings, chunk)
             results += [r.result for r in runs]
+            forward_ms += batch_forward_ms([r.result for r in runs])
     wall = time.perf_counter() - t0
-    return Made(sum(r.n_tokens for r in results), sum(r.valid for r in results), wall)
+    tokens, valid = sum(r.n_tokens for r in results), sum(r.valid for r in results)
+    return Made(tokens, valid, wall, forward_ms / 1000.0)
+
+
+def batch_forward_ms(results: list[RunResult]) -> float:
+    """A batch's forward passes: its prompt, evaluated once, and each step's one pass, which
+    every sequence still live counts in its forward_ms; the longest-lived counted them all."""
+    return results[0].prompt_ms + max(r.forward_ms for r in results)
 
 
 def peer(peer_llama: Any, model: Model, w: BatchWorkload, seeds: list[int]) -> Made:
@@ -131,16 +147,27 @@ def _valid(text: str, schema: Any) -> bool:
 
 
 def row_of(made: Made, baseline: Made, whole_objects: bool) -> dict[str, Any]:
-    tokens_per_s = made.tokens / made.wall_s if made.wall_s > 0 else None
-    base_rate = baseline.tokens / baseline.wall_s if baseline.wall_s > 0 else None
+    tokens_per_s = _per_s(made.tokens, made.wall_s)
+    base_rate = _per_s(baseline.tokens, baseline.wall_s)
+    forward_rate = _per_s(made.tokens, made.forward_s)
+    base_forward_rate = _per_s(baseline.tokens, baseline.forward_s)
     return {
         "tokens_per_s": tokens_per_s,
         "valid_per_min": made.valid / made.wall_s * 60.0 if whole_objects else None,
         "speedup": tokens_per_s / base_rate if tokens_per_s and base_rate else None,
+        # What the forward passes alone allow: the speed-up with nothing else in a step.
+        "forward_speedup": (
+            forward_rate / base_forward_rate if forward_rate and base_forward_rate else None
+        ),
+        "forward_s": made.forward_s,
         "samples_valid": made.valid,
         "tokens": made.tokens,
         "wall_s": made.wall_s,
     }
+
+
+def _per_s(tokens: int, seconds: float | None) -> float | None:
+    return tokens / seconds if seconds else None
 
 
 def batch_table(

@@ -529,9 +529,9 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
         + ("; fast = decode on the fast model" if "fast" in names else ""),
         file=out,
     )
-    heads = ["objects tok/s", "valid/min", "× P=1", "decode tok/s", "× P=1"]
+    heads = ["objects tok/s", "valid/min", "× P=1", "decode tok/s", "× P=1", "fwd alone"]
     fast = "fast" in names  # the decode on the fast model, when it ran
-    heads += ["fast tok/s", "× P=1"] if fast else []
+    heads += ["fast tok/s", "× P=1", "fwd alone"] if fast else []
     _row("", heads, "target (decode × P=1)", out)
     rows = [(f"P = {r['parallel']}", r) for r in result["batch"]]
     for label, row in [*rows, ("peer (one at a time)", result["batch_peer"])]:
@@ -541,11 +541,18 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
             figure(row["objects"]["speedup"]),
             figure(row["decode"]["tokens_per_s"]),
             figure(row["decode"]["speedup"]),
+            figure(row["decode"].get("forward_speedup")),
         ]
         if fast:
             made = row.get("fast") or {}
-            cells += [figure(made.get("tokens_per_s")), figure(made.get("speedup"))]
+            cells += [figure(made.get(key)) for key in ("tokens_per_s", "speedup")]
+            cells.append(figure(made.get("forward_speedup")))
         _row(label, cells, _batch_target(row, "decode"), out)
+    print(
+        "  fwd alone: × P=1 counting only llama.cpp's forward passes of the same runs "
+        "(prompts included)",
+        file=out,
+    )
 
 
 # -- the command ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from bench_batch import fixed_batch
 
+from engine.bench.batch import batch_forward_ms
 from engine.bench.measure import BENCH_BACKENDS as BACKENDS  # those that run its grammar
 from engine.bench.measure import (
     BackendSamples,
@@ -27,6 +28,7 @@ from engine.bench.measure import (
     target_report,
 )
 from engine.bench.options import add_bench_arguments
+from engine.records import FinishReason, RunResult
 
 TOP_NUMBERS = (
     "forward_ms_p50",
@@ -167,13 +169,28 @@ def test_batch_rows_compare_with_one_at_a_time() -> None:
     assert fixed_batch()["batch"][1]["decode"]["valid_per_min"] is None  # cut by design
 
 
+def test_a_batch_row_says_what_its_forward_passes_alone_allow() -> None:
+    one, eight = (r["decode"] for r in fixed_batch()["batch"])
+    assert one["forward_speedup"] == pytest.approx(1.0)
+    assert eight["forward_speedup"] == pytest.approx(16.0 / 6.0)
+    assert fixed_batch()["batch_peer"]["decode"]["forward_speedup"] is None  # not measured
+
+
+def test_a_batch_counts_its_prompt_once_and_each_step_once() -> None:
+    def ran(forward_ms: float) -> RunResult:
+        return RunResult("", FinishReason.MAX_TOKENS, 3, prompt_ms=40.0, forward_ms=forward_ms)
+
+    # Three sequences: two ended early, so only the last counted every step's pass.
+    assert batch_forward_ms([ran(30.0), ran(90.0), ran(60.0)]) == pytest.approx(130.0)
+
+
 def test_batch_table_states_the_target_at_eight() -> None:
     out = io.StringIO()
     print_table(_fixed_result(), out)
     lines = out.getvalue().splitlines()
     eight = next(line for line in lines if line.strip().startswith("P = 8"))
     assert eight.split()[-3:] == ["≥", "2.5×", "missed"]  # decode: 2× < 2.5×
-    assert eight.split()[3:8] == ["26.7", "160", "3.333", "51.2", "2.000"]
+    assert eight.split()[3:9] == ["26.7", "160", "3.333", "51.2", "2.000", "2.667"]
     peer = next(line for line in lines if line.strip().startswith("peer (one"))
     assert "18.0" in peer.split()  # 6 valid objects in 20 s
 
@@ -224,6 +241,9 @@ def test_quick_batch_table(report: dict[str, Any]) -> None:
             assert _number(row[workload]["tokens_per_s"]), (row, workload)
             assert 0 <= row[workload]["samples_valid"] <= report["batch_samples"] == 2
         assert _number(row["objects"]["valid_per_min"])
+    for row in report["batch"]:  # what the forward passes alone allow, from the same runs
+        assert _number(row["decode"]["forward_speedup"]), row
+    assert report["batch"][0]["decode"]["forward_speedup"] == pytest.approx(1.0)
     # The currency objects end well before their limit, so the model writes valid ones.
     assert report["batch"][0]["objects"]["samples_valid"] == 2
     assert report["batch"][1]["tokens_per_s"] == report["batch"][1]["objects"]["tokens_per_s"]

@@ -78,7 +78,7 @@ def test_the_batch_table_shows_the_fast_decode_beside_the_real_one() -> None:
     lines = out.getvalue().splitlines()
     assert "fast tok/s" in lines[2]
     eight = next(line for line in lines if line.strip().startswith("P = 8"))
-    assert eight.split()[8:10] == ["512", "4.000"]
+    assert eight.split()[9:11] == ["512", "4.000"]
     peer = next(line for line in lines if line.strip().startswith("peer"))
     assert peer.split()[-2:] == ["n/a", "n/a"]  # the peer runs the real model only
 
