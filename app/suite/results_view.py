@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -50,6 +50,7 @@ DROP_ORDER = tuple(
     for name in ("latency ms", "overruled", "mass mean", "seed", "forced", "mass min", "#")
 )
 WHY_MIN_CHARS = 20  # "why it fails" keeps at least this many characters' width
+FIT_EVERY_MS = 200  # the rows of a running suite added within this are fitted once
 
 FAILING_ALPHA = 56  # the theme's "bad" colour under a failing row's text, light or dark
 OPEN_TIP = "Double-click or Enter: open the sample in the chart and output"
@@ -239,6 +240,12 @@ class ResultsView(QWidget):
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         fit_last_column(self.table)
+        # Squeezed, the table keeps its header and one row (what a short pane gives up first).
+        self.table.setMinimumHeight(
+            self.table.horizontalHeader().sizeHint().height()
+            + self.table.verticalHeader().defaultSectionSize()
+            + 2 * self.table.frameWidth()
+        )
         self.table.setToolTip(OPEN_TIP)
         self.table.activated.connect(lambda index: self.open_row(index.row()))
         # Fitted when the viewport itself changes width: the table's own resize comes before
@@ -246,6 +253,12 @@ class ResultsView(QWidget):
         # hides a column can toggle the sideways scroll bar, which resizes the viewport's
         # height only: refitting on that looped, thousands of fits a second.)
         self.table.viewport().installEventFilter(self)
+        # Samples of a run arrive one by one; a fit measures every row, so the rows added
+        # within FIT_EVERY_MS are fitted once (at 300 rows a fit took 6.5 ms).
+        self._fit_soon = QTimer(self)
+        self._fit_soon.setSingleShot(True)
+        self._fit_soon.setInterval(FIT_EVERY_MS)
+        self._fit_soon.timeout.connect(self._fit)
         self.left_out: list[str] = []  # the columns too wide for the pane, by name
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -265,12 +278,13 @@ class ResultsView(QWidget):
         self.rows = []
         self.source = ""
         self.table.setRowCount(0)
-        self.summary.setText(escape(text))  # a plain sentence, in a rich label
+        self._say(escape(text))  # a plain sentence, in a rich label
         self.notice.hide()
 
     def show_notice(self, text: str) -> None:
         self.notice.setText(text)
         self.notice.setVisible(bool(text))
+        self.updateGeometry()
 
     def show_result(self, data: dict[str, Any], source: str) -> None:
         """A saved result file's samples, failing ones first. KeyError or TypeError (and
@@ -279,18 +293,19 @@ class ResultsView(QWidget):
         n_failing = sum(not r.passed for r in rows)
         self._show(rows)
         self.source = source
-        self.summary.setText(result_file_html(data, source, n_failing))
+        self._say(result_file_html(data, source, n_failing))
 
     def add(self, sample: Sample, run: SavedRun) -> None:
         """A sample as it finishes: added at the end, shaded if it fails."""
         self.rows.append(ResultRow(sample, run))
         self._fill(len(self.rows) - 1)
-        self._fit()
+        if not self._fit_soon.isActive():
+            self._fit_soon.start()
 
     def finish(self, rows: list[ResultRow], summary: Summary, verdict: Verdict) -> None:
         """The whole run: failing samples first, then in suite order."""
         self._show(rows)
-        self.summary.setText(verdict_html(summary, verdict))
+        self._say(verdict_html(summary, verdict))
 
     def _show(self, rows: list[ResultRow] | list[FileRow]) -> None:
         self.rows = sorted(rows, key=_passed)  # a stable sort
@@ -303,6 +318,27 @@ class ResultsView(QWidget):
         if self.rows:
             self.table.selectRow(0)
 
+    def _say(self, html: str) -> None:
+        self.summary.setText(html)
+        self.updateGeometry()  # its lines at this width: minimumSizeHint
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for every line of the summary (and notice) at this width, and for the
+        table's header and a row: in a short pane the verdict's last lines stay in view,
+        and the pane's splitter takes the room from its other part."""
+        hint = super().minimumSizeHint()
+        spacing = max(self.layout().spacing(), 0)
+        need = self.summary.heightForWidth(self.width()) + spacing
+        if self.notice.isVisibleTo(self):
+            need += self.notice.heightForWidth(self.width()) + spacing
+        need += self.table.minimumHeight()
+        return QSize(hint.width(), max(hint.height(), need))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():  # the summary wraps anew
+            self.updateGeometry()
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
             event.type() == QEvent.Type.Resize
@@ -314,6 +350,7 @@ class ResultsView(QWidget):
 
     def _fit(self) -> None:
         """No sideways scrolling: columns that do not fit are left out, least needed first."""
+        self._fit_soon.stop()  # this fit covers the rows it was waiting for
         room = self.fontMetrics().horizontalAdvance("x" * WHY_MIN_CHARS)
         self.left_out = [COLUMNS[c] for c in fit_columns(self.table, DROP_ORDER, room)]
         tip = OPEN_TIP

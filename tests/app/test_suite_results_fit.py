@@ -88,3 +88,50 @@ def test_an_idle_table_stops_fitting(qtbot, monkeypatch) -> None:
         fits.clear()
         qtbot.wait(300)
         assert len(fits) <= 2
+
+
+def test_samples_arriving_together_are_fitted_once(qtbot, monkeypatch) -> None:
+    # Each fit measures every row (6.5 ms at 300 rows): a fit per arriving sample made a
+    # long suite's table slower with each sample.
+    from test_suite_results_na import SCHEMA, _server_sample
+
+    from engine.runs.saved import SavedRun
+
+    view = ResultsView()
+    qtbot.addWidget(view)
+    view.resize(380, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    fits = []
+    fit = ResultsView._fit
+    monkeypatch.setattr(ResultsView, "_fit", lambda self: fits.append(1) or fit(self))
+    sample = _server_sample()
+    for _ in range(5):  # too few to bring a scroll bar, whose resize would fit too
+        view.add(sample, SavedRun(SCHEMA, "p", "m.gguf", (), sample.result))
+    assert not fits  # none yet: the rows wait for one fit
+    qtbot.waitUntil(lambda: bool(view.left_out))  # then the narrow table is fitted
+    qtbot.wait(300)
+    assert len(fits) == 1
+    assert view.table.horizontalScrollBar().maximum() == 0
+
+
+def test_a_short_pane_keeps_every_line_of_the_verdict(qtbot) -> None:
+    # Seen at 1280x800: a short Suite pane hid the summary's last line under the table.
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QSplitter, QTextEdit
+
+    splitter = QSplitter(Qt.Orientation.Vertical)
+    qtbot.addWidget(splitter)
+    splitter.setChildrenCollapsible(False)
+    splitter.addWidget(QTextEdit())  # the suite editor's place, with room to give
+    view = ResultsView()
+    splitter.addWidget(view)
+    splitter.resize(380, 400)
+    splitter.show()
+    qtbot.waitExposed(splitter)
+    splitter.setSizes([340, 60])
+    view.show_result(_result(), "invoice.json")  # a summary of several lines at 380 px
+    summary = view.summary
+    qtbot.waitUntil(lambda: summary.height() >= summary.heightForWidth(summary.width()))
+    assert summary.heightForWidth(summary.width()) > 3 * summary.fontMetrics().height()
+    assert view.table.height() >= view.table.minimumHeight() > 0  # the header and a row
