@@ -545,8 +545,7 @@ def print_batch_table(result: dict[str, Any], out: TextIO) -> None:
         ]
         if fast:
             made = row.get("fast") or {}
-            cells += [figure(made.get(key)) for key in ("tokens_per_s", "speedup")]
-            cells.append(figure(made.get("forward_speedup")))
+            cells += [figure(made.get(k)) for k in ("tokens_per_s", "speedup", "forward_speedup")]
         _row(label, cells, _batch_target(row, "decode"), out)
     print(
         "  fwd alone: × P=1 counting only llama.cpp's forward passes of the same runs "
