@@ -24,7 +24,7 @@ def test_the_setting_is_remembered_and_bounded(qtbot, store: SettingsStore, monk
     first = open_window(qtbot, store, monkeypatch)
     box = first.suites.pane.parallel
     assert (box.value(), box.minimum(), box.maximum()) == (1, 1, MAX_PARALLEL)
-    assert "--parallel" in box.toolTip() and "4 is the fastest" in box.toolTip()
+    assert "--parallel" in box.toolTip() and "8 is the fastest" in box.toolTip()
     box.setValue(3)
     first.close()
     assert open_window(qtbot, store, monkeypatch).suites.pane.parallel.value() == 3
