@@ -46,7 +46,7 @@ MAX_PARALLEL = 8
 PARALLEL_TIP = (
     "How many samples of a case are decoded at once, in one llama.cpp batch, as "
     "`maskscope test --parallel P`. 1 decodes one after another. On a 2-core CPU 8 is the "
-    "fastest (2.6-2.9x one at a time in the bench), and 2 or 3 gain little: llama.cpp runs "
+    "fastest (2.6–2.9× one at a time in the bench), and 2 or 3 gain little: llama.cpp runs "
     "up to 3 rows one by one (docs/speed.md). From 4 on, a sampled token can differ "
     "slightly from one decoded alone."
 )
