@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.bench.steps import rate
 from engine.decode.batch import generate_batch
 from engine.decode.loop import build_prompt, generate
 from engine.examples import load_example
@@ -148,10 +149,10 @@ def _valid(text: str, schema: Any) -> bool:
 
 
 def row_of(made: Made, baseline: Made, whole_objects: bool) -> dict[str, Any]:
-    tokens_per_s = _per_s(made.tokens, made.wall_s)
-    base_rate = _per_s(baseline.tokens, baseline.wall_s)
-    forward_rate = _per_s(made.tokens, made.forward_s)
-    base_forward_rate = _per_s(baseline.tokens, baseline.forward_s)
+    tokens_per_s = rate(made.tokens, made.wall_s)
+    base_rate = rate(baseline.tokens, baseline.wall_s)
+    forward_rate = rate(made.tokens, made.forward_s)
+    base_forward_rate = rate(baseline.tokens, baseline.forward_s)
     return {
         "tokens_per_s": tokens_per_s,
         "valid_per_min": made.valid / made.wall_s * 60.0 if whole_objects else None,
@@ -165,10 +166,6 @@ def row_of(made: Made, baseline: Made, whole_objects: bool) -> dict[str, Any]:
         "tokens": made.tokens,
         "wall_s": made.wall_s,
     }
-
-
-def _per_s(tokens: int, seconds: float | None) -> float | None:
-    return tokens / seconds if seconds else None
 
 
 def batch_table(

@@ -57,8 +57,9 @@ def pct(values: list[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if values else None
 
 
-def rate(count: int, seconds: float) -> float | None:
-    return count / seconds if seconds > 0 else None
+def rate(count: int, seconds: float | None) -> float | None:
+    """Per second; None where no time was measured."""
+    return count / seconds if seconds is not None and seconds > 0 else None
 
 
 def backend_summary(s: BackendSamples) -> dict[str, Any]:
