@@ -12,6 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QRect, QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
+    QLabel,
     QPushButton,
     QSizePolicy,
     QSplitter,
@@ -152,6 +153,29 @@ class FlowRow(QWidget):
         if event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.FontChange):
             self._changed()
         return super().event(event)
+
+
+class WrappingLabel(QLabel):
+    """A word-wrapped label whose minimum height holds all its lines at its width.
+
+    Qt's layouts size a row (and a part of a splitter) by minimum heights, which leave out
+    height-for-width: a second line of the run bar's message took its height from the
+    results below it, and the verdict's last line was cut off (seen at 1280x800)."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        if not self.text():
+            return hint
+        return QSize(hint.width(), max(hint.height(), self.heightForWidth(self.width())))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():  # its lines wrap anew
+            self.updateGeometry()
 
 
 def _least(widget: QWidget) -> int:

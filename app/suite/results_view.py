@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QResizeEvent
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -25,9 +24,11 @@ from PySide6.QtWidgets import (
 
 from app.plain_text import literal_html, plain_label
 from app.suite.fit_columns import fit_columns, fit_last_column
+from app.suite.narrow import WrappingLabel
 from app.theme import chart_colors
 from engine.runs.saved import SavedRun
 from engine.suite.metrics import Sample, Summary, Verdict
+from engine.suite.summary import passed_reason
 
 COLUMNS = (
     "case",
@@ -153,8 +154,9 @@ def _count(value: int | None) -> str:
     return "n/a" if value is None else str(value)
 
 
-def _verdict_head(problems: Sequence[str], failed: Sequence[str], passed: bool) -> str:
-    """No verdict, Failed or Passed, in the theme's colours, with the reasons."""
+def _verdict_head(problems: Sequence[str], failed: Sequence[str], passed: bool, held: str) -> str:
+    """No verdict, Failed or Passed, in the theme's colours, with the reasons; `held` says
+    what a pass rests on (passed_reason)."""
     colours = chart_colors()
     if problems:
         return f"<b style='color:{colours.warn.name()}'>No verdict</b>: " + escape(
@@ -162,13 +164,14 @@ def _verdict_head(problems: Sequence[str], failed: Sequence[str], passed: bool) 
         )
     if failed or not passed:
         return f"<b style='color:{colours.bad.name()}'>Failed</b>: " + escape("; ".join(failed))
-    return f"<b style='color:{colours.ok.name()}'>Passed</b>: every threshold holds"
+    return f"<b style='color:{colours.ok.name()}'>Passed</b>: " + escape(held)
 
 
 def verdict_html(summary: Summary, verdict: Verdict) -> str:
     """Passed / failed with the failing metrics named, then the main numbers."""
-    head = _verdict_head(verdict.problems, [c.text for c in verdict.failed], verdict.passed)
     n_failing = sum(not s.passed for s in summary.samples)
+    held = passed_reason(len(verdict.checks), n_failing, summary.n_samples)
+    head = _verdict_head(verdict.problems, [c.text for c in verdict.failed], verdict.passed, held)
     numbers = (
         f"{summary.n_samples} samples of {summary.n_cases} cases, {n_failing} failing their case · "
         f"validity {_pct(summary.validity_rate)} · truncated {_pct(summary.truncation_rate)} · "
@@ -200,9 +203,11 @@ def _file_numbers(m: dict[str, Any], n_failing: int) -> str:
 
 def result_file_html(data: dict[str, Any], source: str, n_failing: int) -> str:
     """The verdict line of a saved result, as verdict_html words a run, and where it is from."""
-    failed = [str(c.get("text", "")) for c in data.get("thresholds", []) if not c.get("passed")]
+    checks = data.get("thresholds", [])
+    failed = [str(c.get("text", "")) for c in checks if not c.get("passed")]
     problems = [str(p) for p in data.get("problems", [])]
-    head = _verdict_head(problems, failed, bool(data.get("passed")))
+    held = passed_reason(len(checks), n_failing, data.get("metrics", {}).get("n_samples"))
+    head = _verdict_head(problems, failed, bool(data.get("passed")), held)
     suite = escape(str(data.get("suite") or "a suite"))
     where = (
         f"Result file {escape(source)} · suite {suite} · double-click a sample to open it · "
@@ -221,8 +226,9 @@ class ResultsView(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.summary = QLabel("Run the suite to see its results here.", self)
-        self.summary.setWordWrap(True)
+        # Wrapping labels: however short the pane, every line of the verdict stays in view
+        # and the pane's splitter takes the room from its other part.
+        self.summary = WrappingLabel("Run the suite to see its results here.", self)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
@@ -263,8 +269,7 @@ class ResultsView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         # Why an opened row could not be shown (its run left the cache), and how to get it.
-        self.notice = plain_label(QLabel(self))
-        self.notice.setWordWrap(True)
+        self.notice = plain_label(WrappingLabel("", self))
         self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notice.setStyleSheet(f"color: {chart_colors().warn.name()}; font-weight: bold;")
         self.notice.hide()
@@ -284,7 +289,6 @@ class ResultsView(QWidget):
     def show_notice(self, text: str) -> None:
         self.notice.setText(text)
         self.notice.setVisible(bool(text))
-        self.updateGeometry()
 
     def show_result(self, data: dict[str, Any], source: str) -> None:
         """A saved result file's samples, failing ones first. KeyError or TypeError (and
@@ -320,24 +324,6 @@ class ResultsView(QWidget):
 
     def _say(self, html: str) -> None:
         self.summary.setText(html)
-        self.updateGeometry()  # its lines at this width: minimumSizeHint
-
-    def minimumSizeHint(self) -> QSize:
-        """Room for every line of the summary (and notice) at this width, and for the
-        table's header and a row: in a short pane the verdict's last lines stay in view,
-        and the pane's splitter takes the room from its other part."""
-        hint = super().minimumSizeHint()
-        spacing = max(self.layout().spacing(), 0)
-        need = self.summary.heightForWidth(self.width()) + spacing
-        if self.notice.isVisibleTo(self):
-            need += self.notice.heightForWidth(self.width()) + spacing
-        need += self.table.minimumHeight()
-        return QSize(hint.width(), max(hint.height(), need))
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if event.size().width() != event.oldSize().width():  # the summary wraps anew
-            self.updateGeometry()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (

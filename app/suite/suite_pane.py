@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from app.decoding.worker import RunController, SuiteRequest
 from app.suite.editor import SuiteEditor
-from app.suite.narrow import CompactButton, FlowRow, FoldingSplitter
+from app.suite.narrow import CompactButton, FlowRow, FoldingSplitter, WrappingLabel
 from app.suite.results_view import ResultRow, ResultsView
 from engine.errors import MaskscopeError, SuiteError
 from engine.runs.saved import SavedRun
@@ -120,8 +120,8 @@ class SuitePane(QWidget):
         self.progress = QProgressBar(self)
         self.progress.setFormat("%v / %m samples")
         self.progress.setValue(0)
-        self.eta = QLabel("", self)
-        self.eta.setWordWrap(True)  # "The model is busy…" would widen the pane past its dock
+        # Wrapped: "The model is busy…" would widen the pane past its dock.
+        self.eta = WrappingLabel("", self)
         bar = QHBoxLayout()
         bar.addWidget(self.run_button)
         bar.addWidget(self.cancel_button)

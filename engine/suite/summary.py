@@ -169,14 +169,29 @@ def _case_rows(s: Summary) -> list[str]:
     return lines
 
 
-def _outcome(verdict: Verdict) -> list[str]:
+def _outcome(verdict: Verdict, n_failing: int, n_samples: int) -> list[str]:
     code = exit_code(verdict)
     if code == EXIT_ERROR:
         return [f"ERROR (exit {code}): {p}" for p in verdict.problems]
     if code == EXIT_FAILED:
         return [f"FAILED (exit {code}): {c.text}" for c in verdict.failed]
-    held = f"{len(verdict.checks)} threshold(s) hold" if verdict.checks else "no thresholds set"
-    return [f"PASSED (exit {code}): {held}"]
+    return [f"PASSED (exit {code}): {passed_reason(len(verdict.checks), n_failing, n_samples)}"]
+
+
+def passed_reason(n_thresholds: int, n_failing: int, n_samples: int | None) -> str:
+    """What a pass rests on, as the command line and the window word it: the thresholds
+    held, or none was set; and, where samples failed their case, that the thresholds
+    allowed them (a bare "passed" beside failing samples read as if none had failed)."""
+    held = (
+        f"{n_thresholds} threshold{'s hold' if n_thresholds > 1 else ' holds'}"
+        if n_thresholds
+        else "no thresholds are set"
+    )
+    if not n_failing:
+        return held
+    of = f" of {n_samples}" if n_samples else ""
+    allowed = "within the thresholds" if n_thresholds else "no threshold limits them"
+    return f"{held} ({n_failing}{of} samples failing their case, {allowed})"
 
 
 def summary_text(
@@ -192,7 +207,9 @@ def summary_text(
     parts += _metric_rows(summary, verdict)
     if summary.cases:
         parts += ["", *_case_rows(summary)]
-    return "\n".join([*parts, "", *_outcome(verdict)]) + "\n"
+    n_failing = sum(not x.passed for x in summary.samples)
+    outcome = _outcome(verdict, n_failing, summary.n_samples)
+    return "\n".join([*parts, "", *outcome]) + "\n"
 
 
 def _server_line(server: dict[str, str]) -> str:
