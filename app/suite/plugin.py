@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
@@ -39,6 +39,10 @@ RESULT_FILTER = "Test results (*.json);;All files (*)"
 _GENERATION = ("max_tokens", "temperature", "seed", "top_k")
 
 
+RUN_KEYS = "Ctrl+Shift+Return"
+LAYOUT_CHAIN = 6  # nested layouts between the verdict and the Suite dock's scroll area, and more
+
+
 def suite_title(suite: Suite) -> str:
     """The schema's title without its note in brackets ("Invoice currency"), else the name."""
     title = suite.schema.get("title") if isinstance(suite.schema, dict) else None
@@ -61,7 +65,8 @@ class Suites(QObject):
         # Scrolled: in a small window the pane shrinks below its tables' minimum, and the
         # schema editor above it keeps its room.
         left = Qt.DockWidgetArea.LeftDockWidgetArea
-        host.add_pane("suite", "Suite", scrolled(self.pane), left)
+        self.area = scrolled(self.pane)
+        host.add_pane("suite", "Suite", self.area, left)
         self.pane.parallel.setValue(host.store.suite_parallel())
         self.pane.parallel.valueChanged.connect(host.store.set_suite_parallel)
         self.pane.sig_open.connect(self.open_sample)
@@ -122,6 +127,21 @@ class Suites(QObject):
         """Suite, before Help: what works on test results rather than on the schema."""
         menu = self.host.menu("&Suite")
         self.suite_menu = menu
+        # The pane's Run button sits under the suite editor, out of view in a short dock.
+        for key, text, slot, keys, tip in (
+            ("run", "&Run Suite", self.run_suite, RUN_KEYS,
+             "Run every case × samples of the Suite pane's suite, off the GUI thread"),
+            ("cancel", "Ca&ncel Suite Run", self.pane.cancel, "",
+             "Stop the suite after the current token; finished samples are kept"),
+        ):  # fmt: skip
+            action = QAction(text, self)
+            action.setShortcut(keys)
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+            action.triggered.connect(lambda _c=False, f=slot: f())
+            menu.addAction(action)
+            self.actions[key] = action
+        menu.addSeparator()
         for key, text, slot, tip in (
             ("compare", "&Compare Test Results…", self.compare_dialog,
              "Two saved results side by side, per case, regressions first"),
@@ -140,11 +160,19 @@ class Suites(QObject):
         self._enable_suite_menu()
 
     def _enable_suite_menu(self) -> None:
+        self.actions["cancel"].setEnabled(self.pane.running)
         has_run = self.pane.suite_run is not None
         self.actions["compare-last"].setEnabled(has_run)
         self.actions["save-result"].setEnabled(has_run)
 
     # --- what the menu and the pane do -----------------------------------------------------
+    def run_suite(self) -> bool:
+        """Suite > Run Suite: the pane brought to the front with its run bar in view (where
+        it says why a suite cannot run), then its Run."""
+        self.host.show_pane("suite")
+        self.area.ensureWidgetVisible(self.pane.progress)
+        return self.pane.run()
+
     def open_bundled(self, name: str) -> bool:
         """Open a bundled suite in the Suite pane; Save then asks for a file of one's own."""
         if not self.pane.editor.may_discard():
@@ -295,6 +323,20 @@ class Suites(QObject):
         self.host.hold_runs(on)
         if not on:  # the worker's last word was "Running the suite…"
             self.host.show_status(f"Suite {self.pane.editor.title_name}: {self.pane.eta.text()}")
+            self._show_verdict()
+
+    def _show_verdict(self) -> None:
+        """At a run's end, the verdict under the run bar scrolled into view in a short dock,
+        the bar kept in view; only when the bar is in view (the user may be up in the cases).
+        The verdict just set reaches the scroll area through a chain of layout requests, each
+        posted by the one before (label, results, splitter, pane): they are sent first, so
+        that the scroll reaches the verdict at its full length."""
+        if self.pane.progress.visibleRegion().isEmpty():
+            return
+        for _ in range(LAYOUT_CHAIN):
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        self.area.ensureWidgetVisible(self.pane.results.summary, 0, 0)
+        self.area.ensureWidgetVisible(self.pane.progress, 0, 0)
 
 
 def suite_instances(rows: list[InstanceRow]) -> tuple[Instance, ...]:

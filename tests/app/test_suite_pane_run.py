@@ -97,3 +97,37 @@ def test_cancel_mid_run_keeps_the_finished_samples(
     assert "cancelled" in pane.results.summary.text()
     assert pane.eta.text().startswith("Cancelled")
     assert pane.run_button.isEnabled() and window.run_action.isEnabled()
+
+
+def test_the_suite_menu_runs_and_cancels_the_suite_by_its_keys_too(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    # The pane's Run button sits under the suite editor, out of view in a short dock, and
+    # the pane may be closed or behind a tab: the menu and its keys reach it from anywhere.
+    _tiny(window, tmp_path, samples=3)
+    suites, pane = window.suites, window.suites.pane
+    pane.use_cache.setChecked(False)
+    window.panes.dock("suite").hide()  # closed, or behind another pane's tab
+    assert not pane.isVisible()
+    window.controller.sig_suite_progress.connect(
+        lambda p: p.done == 1 and suites.actions["cancel"].trigger()
+    )
+    window.activateWindow()
+    with qtbot.waitSignal(window.controller.sig_suite_ended, timeout=RUN_TIMEOUT_MS):
+        qtbot.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier
+                       | Qt.KeyboardModifier.ShiftModifier)  # fmt: skip
+        assert pane.running and pane.isVisible()
+        area = suites.area
+        bar = pane.progress.mapTo(pane, pane.progress.rect().bottomLeft()).y()
+        assert area.verticalScrollBar().value() <= bar - pane.progress.height()
+        assert bar - area.verticalScrollBar().value() <= area.viewport().height()  # in view
+        suites.suite_menu.aboutToShow.emit()
+        assert suites.actions["cancel"].isEnabled()
+    done = pane.suite_run
+    assert done is not None and done.cancelled and len(done.samples) < 6
+    summary = pane.results.summary
+    qtbot.wait(200)  # the verdict laid out at its length, and scrolled to
+    assert summary.visibleRegion().boundingRect() == summary.rect()  # all of it in view
+    assert pane.progress.visibleRegion().boundingRect() == pane.progress.rect()
+    suites.suite_menu.aboutToShow.emit()
+    assert not suites.actions["cancel"].isEnabled()

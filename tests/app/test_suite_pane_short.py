@@ -1,6 +1,6 @@
 """A short Suite pane keeps every line of its run bar's message and of the verdict below it.
-Seen at 1280x800: "Done in 0.1 s, 10 from the cache" wrapped onto a second line, Qt's row
-of widgets left that line out of the pane's minimum height, and it took the room from the
+Seen at 1280x800: "Done in 0.1 s, 10 from the cache" wrapped onto a second line, Qt's
+layouts left that line out of the pane's minimum height, and it took the room from the
 results: the verdict's last line was cut off."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def test_a_two_line_message_and_the_verdict_both_keep_their_lines(qtbot, store, 
     pane = window.suites.pane
     pane.splitter.setSizes([pane.splitter.height() - 150, 150])  # the results squeezed
     qtbot.wait(50)
-    pane.eta.setText("Done in 0.1 s, 10 from the cache")
+    pane.eta.setText("The model is busy with another run: stop it first. " * 2)
     pane.results._say(VERDICT)
     eta, summary = pane.eta, pane.results.summary
     line = eta.fontMetrics().lineSpacing()
