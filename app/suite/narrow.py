@@ -162,9 +162,18 @@ class WrappingLabel(QLabel):
     height-for-width: a second line of the run bar's message took its height from the
     results below it, and the verdict's last line was cut off (seen at 1280x800)."""
 
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+    def __init__(
+        self, text: str = "", parent: QWidget | None = None, hide_empty: bool = False
+    ) -> None:
         super().__init__(text, parent)
         self.setWordWrap(True)
+        self._hide_empty = hide_empty  # a message line: no blank row while it says nothing
+        self.setHidden(hide_empty and not text)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        if self._hide_empty:
+            self.setHidden(not text)
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()

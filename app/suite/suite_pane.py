@@ -123,7 +123,7 @@ class SuitePane(QWidget):
         # Under the bar, not beside it: there, in a narrow dock, "Done in 0.1 s, 10 from the
         # cache" took three lines and squeezed the bar's own text onto two. Wrapped: "The
         # model is busy…" would widen the pane past its dock.
-        self.eta = WrappingLabel("", self)
+        self.eta = WrappingLabel("", self, hide_empty=True)
         bar = QHBoxLayout()
         bar.addWidget(self.run_button)
         bar.addWidget(self.cancel_button)

@@ -38,3 +38,14 @@ def test_a_two_line_message_and_the_verdict_both_keep_their_lines(qtbot, store, 
     assert summary.heightForWidth(summary.width()) >= 4 * line
     table = pane.results.table
     assert table.height() >= table.minimumHeight() > 0  # the header and a row
+
+
+def test_the_message_line_leaves_no_blank_row_while_it_says_nothing(qtbot, store, monkeypatch):
+    window = open_window(qtbot, store, monkeypatch)
+    window.suites.open_bundled("currency")
+    eta = window.suites.pane.eta
+    assert not eta.isVisibleTo(window.suites.pane)  # before a first run: no row at all
+    eta.setText("Done in 0.1 s")
+    assert eta.isVisibleTo(window.suites.pane)
+    eta.setText("")
+    assert not eta.isVisibleTo(window.suites.pane)
