@@ -95,6 +95,7 @@ class RestoreBanner(QFrame):
 
     sig_restore = Signal()
     sig_discard = Signal()
+    sig_discard_all = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -106,13 +107,17 @@ class RestoreBanner(QFrame):
         self.restore_button.setToolTip("Bring back the schema, prompt, settings and layout")
         self.discard_button = QPushButton("Discard", self)
         self.discard_button.setToolTip("Keep what is open now and forget the autosaved work")
+        # Several crashes unanswered (each kept in turn): one click forgets them all.
+        self.discard_all_button = QPushButton("Discard All", self)
         self.restore_button.clicked.connect(self.sig_restore)
         self.discard_button.clicked.connect(self.sig_discard)
+        self.discard_all_button.clicked.connect(self.sig_discard_all)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         layout.addWidget(self.label, 1)
         layout.addWidget(self.restore_button)
         layout.addWidget(self.discard_button)
+        layout.addWidget(self.discard_all_button)
         self.hide()
 
     def offer(self, state: WorkState) -> None:
@@ -125,6 +130,10 @@ class RestoreBanner(QFrame):
             f"<b>Maskscope did not quit cleanly.</b> Restore the work autosaved at {when} "
             f"(schema: {html.escape(what)})?{more}"  # a file's name is no markup
         )
+        self.discard_all_button.setVisible(left > 1)
+        self.discard_all_button.setToolTip(
+            f"Keep what is open now and forget all {left} autosaved states"
+        )
         self.show()
 
 
@@ -136,6 +145,7 @@ class CrashRestore:
         self.autosave = Autosave(window.store.data_dir(), lambda: snapshot(window), banner)
         banner.sig_restore.connect(self.restore)
         banner.sig_discard.connect(self.discard)
+        banner.sig_discard_all.connect(self.discard_all)
 
     def offer(self) -> bool:
         """Show the banner if a crashed session left work; True when it did."""
@@ -152,6 +162,11 @@ class CrashRestore:
 
     def discard(self) -> None:
         self._answered()
+
+    def discard_all(self) -> None:
+        while self.autosave.recovered is not None:
+            self.autosave.forget_recovered()
+        self.banner.hide()
 
     def _answered(self) -> None:
         self.autosave.forget_recovered()

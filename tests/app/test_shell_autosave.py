@@ -102,6 +102,36 @@ def test_an_unanswered_offer_is_made_again(qtbot, store: SettingsStore, monkeypa
     assert third.schema_editor.text() == '{"type": "boolean"}'
 
 
+def test_discard_all_forgets_every_crash_left_unanswered(qtbot, store, monkeypatch) -> None:
+    for schema in ('{"type": "null"}', '{"type": "integer"}', '{"type": "number"}'):
+        window = open_window(qtbot, store, monkeypatch)  # the last one's offer left open
+        window.schema_editor.set_text(schema)
+        window.crash_restore.autosave.save_if_changed()
+        _die(window)
+    again = open_window(qtbot, store, monkeypatch)
+    banner = again.restore_banner
+    assert "(2 more after this one)" in banner.label.text()
+    assert banner.discard_all_button.isVisible()
+    assert "all 3 autosaved states" in banner.discard_all_button.toolTip()
+    banner.discard_all_button.click()
+    assert not banner.isVisible()
+    assert again.schema_editor.text() not in ('{"type": "null"}', '{"type": "integer"}')
+    assert not list(store.data_dir().glob("recovered*.json"))
+    again.close()
+    third = open_window(qtbot, store, monkeypatch)
+    assert not third.restore_banner.isVisible()
+
+    # One crash alone: Discard says it all.
+    _die(third)
+    one = open_window(qtbot, store, monkeypatch)
+    one.restore_banner.discard_button.click()  # what third left
+    one.schema_editor.set_text('{"type": "array"}')
+    one.crash_restore.autosave.save_if_changed()
+    _die(one)
+    banner = open_window(qtbot, store, monkeypatch).restore_banner
+    assert banner.isVisible() and not banner.discard_all_button.isVisible()
+
+
 @pytest.mark.slow
 def test_restore_after_the_process_is_killed(qtbot, tmp_path: Path, monkeypatch) -> None:
     schema = tmp_path / "killed.json"
