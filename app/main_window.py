@@ -41,6 +41,7 @@ from app.shell.files import Unsaved, ask_save_path
 from app.shell.panes import PaneHost, scrolled
 from app.shell.routing import Routing
 from app.shell.schema_files import SchemaFiles
+from app.shell.shortcuts import ShortcutsDialog
 from app.shell.window_size import fit_to_screen
 from app.status import StatusBar
 from app.suite.editor import SuiteEditor
@@ -356,6 +357,14 @@ class MainWindow(SchemaFiles, QMainWindow):  # file methods: app/shell/schema_fi
         view_menu.addAction(self.bar_log_action)
 
         help_menu = menu.addMenu("&Help")
+        help_menu.addAction(
+            self._action(
+                "&Keyboard Shortcuts",
+                lambda: ShortcutsDialog(self.menuBar(), self).exec(),
+                QKeySequence.StandardKey.HelpContents,
+                tip="Every menu command that has keys (F1)",
+            )
+        )
         help_menu.addAction(self._action("&About Maskscope", self._about))
 
         toolbar = QToolBar("Run", self)
