@@ -40,7 +40,7 @@ _GENERATION = ("max_tokens", "temperature", "seed", "top_k")
 
 
 RUN_KEYS = "Ctrl+Shift+Return"
-LAYOUT_CHAIN = 6  # nested layouts between the verdict and the Suite dock's scroll area, and more
+LAYOUT_CHAIN = 6  # layout requests from the verdict up to the dock's scroll area: 4, 2 spare
 
 
 def suite_title(suite: Suite) -> str:

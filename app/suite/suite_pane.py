@@ -99,7 +99,10 @@ class SuitePane(QWidget):
 
     def _build(self) -> None:
         self.run_button = CompactButton("Run suite", self)
-        self.run_button.setToolTip("Run every case × samples on the model, off the GUI thread")
+        self.run_button.setToolTip(
+            "Run every case × samples on the model, off the GUI thread (Suite → Run Suite, "
+            "Ctrl+Shift+Enter, from any pane)"
+        )
         self.run_button.clicked.connect(lambda _c=False: self.run())
         self.cancel_button = CompactButton("Cancel", self)
         self.cancel_button.setToolTip("Stop after the current token; finished samples are kept")
