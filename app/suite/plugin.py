@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.shell.files import ask_save_path
 from app.shell.panes import scrolled
@@ -329,14 +329,17 @@ class Suites(QObject):
         """At a run's end, the verdict under the run bar scrolled into view in a short dock,
         the bar kept in view; only when the bar is in view (the user may be up in the cases).
         The verdict just set reaches the scroll area through a chain of layout requests, each
-        posted by the one before (label, results, splitter, pane): they are sent first, so
-        that the scroll reaches the verdict at its full length."""
-        if self.pane.progress.visibleRegion().isEmpty():
-            return
+        posted by the one before (label, results, splitter, pane): _scroll_to sends them
+        first, so that the scroll reaches the verdict at its full length."""
+        if not self.pane.progress.visibleRegion().isEmpty():
+            self._scroll_to(self.pane.results.summary, self.pane.progress)
+
+    def _scroll_to(self, *widgets: QWidget) -> None:
+        """Each widget in turn scrolled into view, once what just changed is laid out."""
         for _ in range(LAYOUT_CHAIN):
             QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        self.area.ensureWidgetVisible(self.pane.results.summary, 0, 0)
-        self.area.ensureWidgetVisible(self.pane.progress, 0, 0)
+        for widget in widgets:
+            self.area.ensureWidgetVisible(widget, 0, 0)
 
 
 def suite_instances(rows: list[InstanceRow]) -> tuple[Instance, ...]:

@@ -131,3 +131,15 @@ def test_the_suite_menu_runs_and_cancels_the_suite_by_its_keys_too(
     assert pane.progress.visibleRegion().boundingRect() == pane.progress.rect()
     suites.suite_menu.aboutToShow.emit()
     assert not suites.actions["cancel"].isEnabled()
+
+
+def test_run_suite_from_the_menu_shows_why_a_suite_cannot_run(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    # The reason is written just above the run bar, which the menu scrolls to: it is in view.
+    window.suites.pane.editor.set_suite(currency_cut(cases=0), None)
+    window.panes.dock("suite").hide()
+    assert not window.suites.run_suite()
+    message = window.suites.pane.editor.message
+    assert "no cases to run" in message.text()
+    assert message.visibleRegion().boundingRect() == message.rect()  # all of it in view
