@@ -12,13 +12,13 @@ from PySide6.QtCore import Qt, qVersion
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
-    QDialogButtonBox,
     QLabel,
     QPlainTextEdit,
     QVBoxLayout,
     QWidget,
 )
 
+from app.shell.dialog_buttons import close_and_copy
 from engine.llama_build.describe import build_description, package_version
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,11 +79,12 @@ class AboutDialog(QDialog):
         licence.setObjectName("aboutLicence")
         licence.setReadOnly(True)
         licence.setMinimumHeight(160)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        copy = buttons.addButton("Copy versions", QDialogButtonBox.ButtonRole.ActionRole)
-        copy.setToolTip("Copy the versions above, to paste into a bug report")
-        copy.clicked.connect(self.copy_versions)
-        buttons.rejected.connect(self.reject)
+        buttons = close_and_copy(
+            self,
+            "Copy versions",
+            "Copy the versions above, to paste into a bug report",
+            self.copy_versions,
+        )
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(QLabel("<b>Licence</b>", self))

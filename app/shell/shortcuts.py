@@ -7,7 +7,6 @@ from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
-    QDialogButtonBox,
     QHeaderView,
     QMenu,
     QMenuBar,
@@ -16,6 +15,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from app.shell.dialog_buttons import close_and_copy
 
 HEADERS = ("Menu", "Command", "Keys")
 
@@ -64,11 +65,9 @@ class ShortcutsDialog(QDialog):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        copy = buttons.addButton("Copy", QDialogButtonBox.ButtonRole.ActionRole)
-        copy.setToolTip("Copy the list as text, one command a line")
-        copy.clicked.connect(self.copy)
-        buttons.rejected.connect(self.reject)
+        buttons = close_and_copy(
+            self, "Copy", "Copy the list as text, one command a line", self.copy
+        )
         layout = QVBoxLayout(self)
         layout.addWidget(self.table, 1)
         layout.addWidget(buttons)
