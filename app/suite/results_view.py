@@ -169,7 +169,7 @@ def _verdict_head(problems: Sequence[str], failed: Sequence[str], passed: bool, 
 
 def verdict_html(summary: Summary, verdict: Verdict) -> str:
     """Passed / failed with the failing metrics named, then the main numbers."""
-    n_failing = sum(not s.passed for s in summary.samples)
+    n_failing = summary.n_failing
     held = passed_reason(len(verdict.checks), n_failing, summary.n_samples)
     head = _verdict_head(verdict.problems, [c.text for c in verdict.failed], verdict.passed, held)
     numbers = (

@@ -357,6 +357,11 @@ class Summary:
         return len(self.samples)
 
     @property
+    def n_failing(self) -> int:
+        """Samples that failed their case: each with failures of its own (Sample.failures)."""
+        return sum(not s.passed for s in self.samples)
+
+    @property
     def n_cases(self) -> int:
         return len(self.cases)
 

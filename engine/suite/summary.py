@@ -207,8 +207,7 @@ def summary_text(
     parts += _metric_rows(summary, verdict)
     if summary.cases:
         parts += ["", *_case_rows(summary)]
-    n_failing = sum(not x.passed for x in summary.samples)
-    outcome = _outcome(verdict, n_failing, summary.n_samples)
+    outcome = _outcome(verdict, summary.n_failing, summary.n_samples)
     return "\n".join([*parts, "", *outcome]) + "\n"
 
 
